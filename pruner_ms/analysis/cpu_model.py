@@ -1,0 +1,159 @@
+"""Latency model of a loop nest on a CPU: a roofline over compute and every cache level.
+
+Per leaf block the model derives the symbols a performance engineer would look at:
+
+* parallelism: product of the ``parallel`` loops against the core count (with load imbalance);
+* SIMD: the innermost ``vectorized`` loop against the register width, and whether its accesses are
+  contiguous (otherwise a gather);
+* register blocking: for reductions, the independent accumulators inside the innermost reduction loop
+  (the "micro-kernel"); they hide FMA latency only if they fit the register file and are unrolled;
+* memory: for each cache level, the deepest loop whose working set fits, giving the traffic that
+  level must draw from the one below it.
+
+Latency = max(compute time, traffic/bandwidth per level) + parallel launch cost, summed over blocks.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..hardware.cpu import CPUSpec
+from .loop_nest import Access, LeafNest
+
+# Only half of a cache is usable for one working set: associativity conflicts, other data.
+CACHE_USABLE_FRACTION = 0.5
+# Inner loops this short are fully unrolled by LLVM even without TVM's unroll pragma.
+LLVM_FULL_UNROLL_ITERS = 16
+STORE_FORWARD_CYCLES = 4
+
+
+@dataclasses.dataclass
+class NestEstimate:
+    name: str
+    seconds: float
+    symbols: dict
+
+
+def _reduce_columns(nest: LeafNest) -> tuple[list, list[Access], list[bool]]:
+    """Drop unit loops: they neither iterate nor change footprints."""
+    keep = [j for j, loop in enumerate(nest.loops) if loop.extent > 1]
+    loops = [nest.loops[j] for j in keep]
+    accesses = [
+        dataclasses.replace(a, spans=a.spans[:, keep], strides=a.strides[:, keep]) for a in nest.accesses
+    ]
+    return loops, accesses, [nest.reduction_loops[j] for j in keep]
+
+
+def _traffic(lines: np.ndarray, loops, capacity: float) -> float:
+    """Bytes a cache of ``capacity`` must fetch: the largest sub-nest whose lines fit (``lines[i]``
+    for the nest under loop ``i``) is loaded once per iteration of the loops around it."""
+    outer = 1.0
+    for i, total in enumerate(lines):
+        if total <= capacity or i == len(loops):
+            return float(total) * outer
+        outer *= loops[i].extent
+    return 0.0  # unreachable: lines has len(loops) + 1 entries
+
+
+def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
+    loops, accesses, reduction = _reduce_columns(nest)
+    n = len(loops)
+    iters = float(math.prod(l.extent for l in loops))
+    writes = [a for a in accesses if a.is_write]
+    dbytes = writes[0].dtype_bytes if writes else 4
+    reg_lanes = spec.lanes(dbytes)
+    unit_lanes = max(1, spec.simd_bits_per_fma_unit // (8 * dbytes))
+
+    # SIMD
+    v = loops[-1].extent if n and loops[-1].kind == "vectorized" else 1
+    vec_regs = math.ceil(v / reg_lanes)
+    lanes = v / vec_regs
+    contiguous = all(abs(a.elem_stride(n - 1)) <= 1 for a in accesses) if v > 1 else True
+    if not contiguous:
+        lanes = max(1.0, lanes / 4)  # gathers/scatters
+    unit_ops = math.ceil(lanes / unit_lanes)
+    fma_per_elem = max(1.0, nest.float_ops / 2.0)
+
+    # parallelism
+    par_idx = [j for j, l in enumerate(loops) if l.kind == "parallel"]
+    par = float(math.prod(loops[j].extent for j in par_idx))
+    cores = min(spec.cores, par)
+    eff_cores = par / math.ceil(par / spec.cores) if par > 1 else 1.0
+    launches = float(math.prod(loops[j].extent for j in range(par_idx[0]))) if par_idx else 0.0
+
+    # compute (micro-kernel)
+    reads = [a for a in accesses if not a.is_write]
+    red_idx = [j for j in range(n) if reduction[j]]
+    chains = resident = None
+    if red_idx and nest.float_ops > 0:
+        r = red_idx[-1]
+        inner = list(range(r + 1, n))
+        inner_iters = float(math.prod(loops[j].extent for j in inner))
+        chains = inner_iters / v * vec_regs  # independent vector accumulators
+        unroll_limit = max(loops[r].auto_unroll, LLVM_FULL_UNROLL_ITERS)
+        resident = bool(inner) and inner_iters / v <= unroll_limit and chains + 2 <= spec.vector_registers
+        steps = iters / inner_iters
+        if resident:
+            written = {a.buffer for a in writes}
+            loads = 0.0
+            for a in reads:
+                if a.buffer in written:
+                    continue
+                cnt = 1.0
+                for j in inner:
+                    if a.spans[:, j].any():
+                        cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
+                loads += cnt
+            per_step = max(loads * unit_ops / spec.load_ports, chains * unit_ops * fma_per_elem / spec.fma_units,
+                           float(spec.fma_latency_cycles))
+            cycles = steps * per_step
+        else:
+            per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
+                          unit_ops * fma_per_elem / spec.fma_units)
+            if not inner:  # the reduction is the innermost loop: one dependent chain through memory
+                per_vec = max(per_vec, float(spec.fma_latency_cycles + STORE_FORWARD_CYCLES))
+            cycles = iters / lanes * per_vec
+    else:
+        per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
+                      unit_ops * max(1.0, float(nest.float_ops)) / spec.fma_units)
+        cycles = iters / lanes * per_vec
+    hz = spec.frequency_ghz * 1e9
+    t_compute = cycles / hz / eff_cores
+
+    # memory hierarchy
+    line = spec.cache_line_bytes
+    l3_per_core = spec.l3_bytes / max(1.0, cores)
+    levels = (
+        ("l1", spec.l1d_bytes, spec.l2_bytes_per_cycle * hz * eff_cores),
+        ("l2", spec.l2_bytes, spec.l3_bytes_per_cycle * hz * eff_cores),
+        ("l3", l3_per_core, spec.dram_gb_per_s * 1e9 * min(1.0, eff_cores / spec.cores)),
+    )
+    t_mem = {}
+    traffic = {}
+    lines = sum(a.footprints(line)[1] for a in accesses) if accesses else np.full(n + 1, float(line))
+    for name, capacity, bandwidth in levels:
+        traffic[name] = _traffic(lines, loops, capacity * CACHE_USABLE_FRACTION)
+        t_mem[name] = traffic[name] / bandwidth
+    t_launch = launches * spec.parallel_launch_us * 1e-6
+    terms = [("compute", t_compute)] + list(t_mem.items())
+    bound, t_bound = max(terms, key=lambda kv: kv[1])
+    symbols = {
+        "iterations": iters,
+        "flops": iters * nest.float_ops,
+        "parallel_extent": par,
+        "effective_cores": eff_cores,
+        "vector_lanes": lanes,
+        "contiguous_vector": contiguous,
+        "accumulator_chains": chains,
+        "register_resident": resident,
+        "bytes_from_l2": traffic["l1"],
+        "bytes_from_l3": traffic["l2"],
+        "bytes_from_dram": traffic["l3"],
+        "compute_s": t_compute,
+        **{f"{k}_miss_s": t for k, t in t_mem.items()},
+        "launch_s": t_launch,
+        "bound": bound,
+    }
+    return NestEstimate(nest.name, t_bound + t_launch, symbols)

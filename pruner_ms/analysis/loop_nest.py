@@ -1,0 +1,287 @@
+"""Read a scheduled PrimFunc into loop nests: one :class:`LeafNest` per leaf block.
+
+The analyzer works on the scheduled (not lowered) TensorIR that MetaSchedule candidates carry: loops
+with their kinds and annotations, and leaf blocks with their buffer regions. Index expressions are
+turned into small Python closures once per block, so footprints at every loop level come from a few
+numeric evaluations instead of symbolic arithmetic through the FFI.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import numpy as np
+from tvm import ir, tirx
+from tvm.s_tir import SBlockRealize
+
+_FLOAT_OPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.FloorDiv, tirx.Max, tirx.Min)
+
+
+@dataclasses.dataclass
+class Loop:
+    extent: int
+    kind: str  # "serial" | "parallel" | "vectorized" | "unrolled" | "thread:<tag>"
+    auto_unroll: int  # pragma_auto_unroll_max_step in force at this loop (0 when none)
+
+
+@dataclasses.dataclass
+class Access:
+    buffer: str
+    scope: str
+    dtype_bytes: int
+    is_write: bool
+    shape: tuple[int, ...]
+    # spans[d, j]: how far dimension d moves while loop j sweeps its range (others fixed)
+    spans: np.ndarray
+    # strides[d, j]: change of index d for one step of loop j
+    strides: np.ndarray
+    base_extent: np.ndarray  # region extent of the block itself per dimension
+
+    def elem_stride(self, loop: int) -> int:
+        """Stride in elements of the flattened address for one step of ``loop``."""
+        mult, total = 1, 0
+        for d in range(len(self.shape) - 1, -1, -1):
+            total += int(self.strides[d, loop]) * mult
+            mult *= self.shape[d]
+        return total
+
+    def footprints(self, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bytes and cache-line bytes touched while loops ``i..`` sweep their ranges, for every
+        ``i`` in ``0..n`` (``i = n``: one iteration of the block)."""
+        nd, n = self.spans.shape
+        suffix = np.zeros((n + 1, nd))
+        if n:
+            suffix[:n] = np.cumsum(self.spans[:, ::-1], axis=1)[:, ::-1].T
+        ext = self.base_extent[None, :] + suffix
+        if nd:
+            ext = np.minimum(ext, np.asarray(self.shape, dtype=np.float64)[None, :])
+            elems = ext.prod(axis=1)
+            lines = np.ceil(ext[:, -1] * self.dtype_bytes / line_bytes) * line_bytes * ext[:, :-1].prod(axis=1)
+        else:
+            elems = np.ones(n + 1)
+            lines = np.full(n + 1, float(line_bytes))
+        nbytes = elems * self.dtype_bytes
+        return nbytes, np.maximum(lines, nbytes)
+
+
+@dataclasses.dataclass
+class LeafNest:
+    """A leaf block with the loops around it (outermost first)."""
+
+    name: str
+    loops: list[Loop]
+    accesses: list[Access]
+    float_ops: int  # arithmetic ops per innermost iteration
+    reduction_loops: list[bool]  # loop j carries no written index (a reduction loop of this block)
+    intrinsics: list[str] = dataclasses.field(default_factory=list)  # calls in the body (tensor intrinsics)
+
+    @property
+    def iterations(self) -> float:
+        return float(math.prod(l.extent for l in self.loops))
+
+
+class _PySource:
+    """Write integer index expressions as numpy-vectorized Python source.
+
+    Variables are named by their handle (``Var.__eq__`` builds an EQ expression, so TIR vars make
+    slow dict keys); unknown nodes become 0 (their spans stay 0 and footprints are capped by shape).
+    """
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.consts: list = []  # constants become C[i], so programs that differ only in tile sizes share code
+
+    def name(self, var) -> str:
+        h = var.__chandle__()
+        if h not in self.names:
+            self.names[h] = f"v{len(self.names)}"
+        return self.names[h]
+
+    def __call__(self, e) -> str:
+        if isinstance(e, (tirx.IntImm, tirx.FloatImm)):
+            self.consts.append(e.value)
+            return f"C[{len(self.consts) - 1}]"
+        if isinstance(e, tirx.Var):
+            return self.name(e) if e.__chandle__() in self.names else "0"
+        if isinstance(e, tirx.Cast):
+            return self(e.value)
+        op = _BINARY.get(type(e))
+        if op is None:
+            return "0"
+        return op.format(self(e.a), self(e.b))
+
+
+_BINARY = {
+    tirx.Add: "({} + {})",
+    tirx.Sub: "({} - {})",
+    tirx.Mul: "({} * {})",
+    tirx.FloorDiv: "_fdiv({}, {})",
+    tirx.FloorMod: "_fmod({}, {})",
+    tirx.Div: "_fdiv({}, {})",
+    tirx.Mod: "_fmod({}, {})",
+    tirx.Min: "_min({}, {})",
+    tirx.Max: "_max({}, {})",
+}
+
+
+def _fdiv(a, b):
+    return a // b if np.all(b) else 0
+
+
+def _fmod(a, b):
+    return a % b if np.all(b) else 0
+
+
+_GLOBALS = {"_fdiv": _fdiv, "_fmod": _fmod, "_min": np.minimum, "_max": np.maximum}
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(body: str):
+    """One vectorized function per distinct index structure (constants are arguments)."""
+    scope: dict = {}
+    exec(f"def _f(L, C):\n{body}\n", _GLOBALS, scope)  # noqa: S102  (source built from TIR nodes above)
+    return scope["_f"]
+
+
+def _kind(loop: tirx.For) -> str:
+    k = int(loop.kind)
+    if k == int(tirx.ForKind.THREAD_BINDING):
+        return "thread:" + str(loop.thread_binding.thread_tag)
+    return ("serial", "parallel", "vectorized", "unrolled")[k] if k < 4 else "serial"
+
+
+def _count_ops(node) -> tuple[int, list[str]]:
+    """Floating-point arithmetic ops and called intrinsics in a block body (no FFI visitor in 0.27)."""
+    ops, calls = 0, []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _FLOAT_OPS):
+            if str(n.ty).startswith(("float", "bfloat")):
+                ops += 1
+            stack += (n.a, n.b)
+        elif isinstance(n, tirx.BufferStore):
+            stack.append(n.value)
+        elif isinstance(n, tirx.SeqStmt):
+            stack += list(n.seq)
+        elif isinstance(n, ir.Call):
+            calls.append(str(getattr(n.op, "name", n.op)))
+            stack += list(n.args)
+        elif isinstance(n, (tirx.Evaluate, tirx.Cast)):
+            stack.append(n.value)
+        elif isinstance(n, tirx.IfThenElse):
+            stack.append(n.then_case)
+            if n.else_case is not None:
+                stack.append(n.else_case)
+        elif isinstance(n, tirx.Select):
+            stack += (n.true_value, n.false_value)
+        elif hasattr(n, "body") and not isinstance(n, tirx.PrimFunc):
+            stack.append(n.body)
+    return ops, calls
+
+
+def _dtype_bytes(dtype) -> int:
+    return max(1, int(dtype.bits) * int(dtype.lanes) // 8)
+
+
+def _int(x) -> int | None:
+    return int(x.value) if isinstance(x, tirx.IntImm) else None
+
+
+def extract_nests(func: tirx.PrimFunc) -> list[LeafNest]:
+    """All leaf blocks of ``func`` with their loop nests, in program order."""
+    nests: list[LeafNest] = []
+    _walk(func.body, [], [], [], nests)
+    return nests
+
+
+def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[LeafNest]) -> bool:
+    """Append the leaf nests under ``stmt`` to ``out``; return whether any block was found."""
+    if isinstance(stmt, tirx.SeqStmt):
+        found = False
+        for s in stmt.seq:
+            found |= _walk(s, loops, loop_vars, bindings, out)
+        return found
+    if isinstance(stmt, tirx.For):
+        unroll = loops[-1].auto_unroll if loops else 0
+        ann = stmt.annotations.get("pragma_auto_unroll_max_step") if stmt.annotations else None
+        if ann is not None:
+            unroll = int(ann)
+        loop = Loop(_int(stmt.extent) or 1, _kind(stmt), unroll)
+        return _walk(stmt.body, loops + [loop], loop_vars + [stmt.loop_var], bindings, out)
+    if isinstance(stmt, SBlockRealize):
+        block = stmt.block
+        inner = bindings + list(zip((iv.var for iv in block.iter_vars), stmt.iter_values))
+        children: list[LeafNest] = []
+        if _walk(block.body, loops, loop_vars, inner, children):
+            out.extend(children)
+        else:
+            out.append(_leaf(block, loops, loop_vars, inner))
+        return True
+    if isinstance(stmt, tirx.IfThenElse):
+        found = _walk(stmt.then_case, loops, loop_vars, bindings, out)
+        if stmt.else_case is not None:
+            found |= _walk(stmt.else_case, loops, loop_vars, bindings, out)
+        return found
+    if hasattr(stmt, "body"):  # LetStmt, AttrStmt, DeclBuffer, ...
+        return _walk(stmt.body, loops, loop_vars, bindings, out)
+    return False
+
+
+def _leaf(block, loops: list[Loop], loop_vars: list, bindings: list) -> LeafNest:
+    n = len(loops)
+    # sample points: each loop alone at 0, 1, middle and last (the others at 0)
+    segments, columns = [], []
+    for j, loop in enumerate(loops):
+        points = sorted({0, 1, loop.extent // 2, loop.extent - 1}) if loop.extent > 1 else [0]
+        segments.append((len(columns), len(columns) + len(points)))
+        for p in points:
+            col = [0] * n
+            col[j] = p
+            columns.append(col)
+    samples = np.array(columns, dtype=np.int64).reshape(-1, n).T  # (n, S)
+
+    src = _PySource()
+    for var in loop_vars:
+        src.name(var)
+    lines = [f"    {src.name(v)} = L[{j}]" for j, v in enumerate(loop_vars)]
+    for var, value in bindings:  # outer blocks first, so chained bindings resolve
+        rhs = src(value)
+        lines.append(f"    {src.name(var)} = {rhs}")
+    regions = [(False, r) for r in block.reads] + [(True, r) for r in block.writes]
+    outs = [[src(r.min) for r in region.region] for _, region in regions]
+    body = "\n".join(lines + ["    return [" + ", ".join("[" + ", ".join(o) + "]" for o in outs) + "]"])
+    values = _compiled(body)(samples, src.consts) if columns else [[0] * len(o) for o in outs]
+
+    written: set[int] = set()
+    accesses: list[Access] = []
+    for (is_write, region), vals in zip(regions, values):
+        buf = region.source  # 0.27: a buffer-typed Var
+        nd = len(vals)
+        spans = np.zeros((nd, n))
+        strides = np.zeros((nd, n))
+        if nd and columns:
+            mat = np.broadcast_to(np.array([np.broadcast_to(v, (len(columns),)) for v in vals], dtype=np.float64),
+                                  (nd, len(columns)))
+            for j, (lo, hi) in enumerate(segments):
+                seg = mat[:, lo:hi]
+                spans[:, j] = seg.max(axis=1) - seg.min(axis=1)
+                if hi - lo > 1:
+                    strides[:, j] = seg[:, 1] - seg[:, 0]
+        if is_write:
+            written.update(j for j in range(n) if spans[:, j].any())
+        accesses.append(
+            Access(
+                buffer=str(buf.name),
+                scope=str(buf.scope()),
+                dtype_bytes=_dtype_bytes(buf.dtype),
+                is_write=is_write,
+                shape=tuple(_int(s) or 1 for s in buf.shape),
+                spans=spans,
+                strides=strides,
+                base_extent=np.array([float(_int(r.extent) or 1) for r in region.region]),
+            )
+        )
+    ops, calls = _count_ops(block.body)
+    return LeafNest(str(block.name_hint), list(loops), accesses, ops, [j not in written for j in range(n)], calls)

@@ -1,0 +1,1 @@
+"""Benchmark workloads and side-by-side tuning comparisons."""

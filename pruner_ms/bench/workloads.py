@@ -1,0 +1,76 @@
+"""Benchmark workloads: TE definitions plus numpy references to check tuned results against."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+from tvm import te, tirx
+
+
+@dataclasses.dataclass
+class Workload:
+    name: str
+    func: tirx.PrimFunc
+    make_inputs: Callable[[np.random.Generator], list[np.ndarray]]
+    reference: Callable[..., np.ndarray]
+    output_shape: tuple[int, ...]
+    flops: float
+
+
+def gemm(m: int, n: int, k: int) -> Workload:
+    A = te.placeholder((m, k), "float32", name="A")
+    B = te.placeholder((k, n), "float32", name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    return Workload(
+        f"gemm-{m}x{n}x{k}", te.create_prim_func([A, B, C]),
+        lambda rng: [rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)],
+        lambda a, b: a @ b, (m, n), 2.0 * m * n * k,
+    )
+
+
+def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int, pad: int) -> Workload:
+    X = te.placeholder((n, c, h, w), "float32", name="X")
+    W = te.placeholder((f, c, kh, kw), "float32", name="W")
+    Xp = te.compute(
+        (n, c, h + 2 * pad, w + 2 * pad),
+        lambda b, ci, y, x: te.if_then_else(
+            te.all(y >= pad, y < h + pad, x >= pad, x < w + pad), X[b, ci, y - pad, x - pad], tirx.const(0.0, "float32")),
+        name="pad",
+    )
+    rc = te.reduce_axis((0, c), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    oh, ow = h + 2 * pad - kh + 1, w + 2 * pad - kw + 1
+    Y = te.compute(
+        (n, f, oh, ow),
+        lambda b, fo, y, x: te.sum(Xp[b, rc, y + ry, x + rx] * W[fo, rc, ry, rx], axis=[rc, ry, rx]),
+        name="conv",
+    )
+
+    def reference(x, wt):
+        xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        cols = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))  # n,c,oh,ow,kh,kw
+        return np.einsum("ncyxij,fcij->nfyx", cols, wt, optimize=True).astype(np.float32)
+
+    return Workload(
+        f"conv2d-{n}x{c}x{h}x{w}-f{f}-k{kh}", te.create_prim_func([X, W, Y]),
+        lambda rng: [rng.random((n, c, h, w), dtype=np.float32), rng.random((f, c, kh, kw), dtype=np.float32)],
+        reference, (n, f, oh, ow), 2.0 * n * f * oh * ow * c * kh * kw,
+    )
+
+
+WORKLOADS: dict[str, Callable[[], Workload]] = {
+    "gemm-512": lambda: gemm(512, 512, 512),
+    "gemm-256": lambda: gemm(256, 256, 256),
+    "gemm-64": lambda: gemm(64, 64, 64),
+    "conv2d-resnet": lambda: conv2d_nchw(1, 64, 56, 56, 64, 3, 3, 1),
+}
+
+
+def get_workload(name: str) -> Workload:
+    try:
+        return WORKLOADS[name]()
+    except KeyError:
+        raise KeyError(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}") from None

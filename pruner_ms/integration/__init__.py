@@ -1,0 +1,1 @@
+"""Glue between pruner_ms and MetaSchedule's tuning entry points."""

@@ -1,0 +1,105 @@
+"""Record when each measured batch finished, for time-to-quality curves and progress bars."""
+from __future__ import annotations
+
+import math
+import time
+
+from tvm.ir.utils import derived_object
+from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+from tvm.s_tir.meta_schedule.search_strategy import PySearchStrategy
+
+
+class Timeline:
+    """Shared log of a tuning run: one entry per measured batch (seconds since ``start``)."""
+
+    def __init__(self, total_trials: int, *, progress: bool = True, desc: str = "tuning") -> None:
+        self.start = time.perf_counter()
+        self.batches: list[dict] = []
+        self.round_seconds: list[float] = []
+        self.bar = None
+        if progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_trials, desc=desc, unit="trial", leave=True)
+
+    def restart(self) -> None:
+        self.start = time.perf_counter()
+
+    def record(self, latencies: list[float], build_errors: int, run_errors: int) -> None:
+        best = min([self.best] + latencies)
+        self.batches.append({
+            "seconds": time.perf_counter() - self.start,
+            "trials": self.trials + len(latencies),
+            "best": best,
+            "latencies": latencies,
+            "build_errors": build_errors,
+            "run_errors": run_errors,
+        })
+        if self.bar is not None:
+            self.bar.update(len(latencies))
+            if math.isfinite(best):
+                self.bar.set_postfix(best_ms=f"{best * 1e3:.3f}")
+
+    @property
+    def trials(self) -> int:
+        return self.batches[-1]["trials"] if self.batches else 0
+
+    @property
+    def best(self) -> float:
+        return self.batches[-1]["best"] if self.batches else math.inf
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@derived_object
+class TimelineCallback(PyMeasureCallback):
+    """A measure callback that feeds a :class:`Timeline` (failed candidates count as ``inf``)."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+
+    def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
+        lat, build_err, run_err = [], 0, 0
+        for b, r in zip(builder_results, runner_results):
+            if b.error_msg is not None:
+                build_err += 1
+                lat.append(math.inf)
+            elif r.error_msg is not None or not r.run_secs:
+                run_err += 1
+                lat.append(math.inf)
+            else:
+                secs = [float(x) for x in r.run_secs]
+                lat.append(sum(secs) / len(secs))
+        self.timeline.record(lat, build_err, run_err)
+
+
+@derived_object
+class TimedStrategy(PySearchStrategy):
+    """Wrap any search strategy and log the host time of each ``generate_measure_candidates``."""
+
+    def __init__(self, inner, timeline: Timeline) -> None:
+        self.inner = inner
+        self.timeline = timeline
+
+    def _initialize_with_tune_context(self, context) -> None:
+        self.inner._initialize_with_tune_context(context)
+
+    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
+        self.inner.pre_tuning(max_trials, num_trials_per_iter, design_spaces, database, cost_model)
+
+    def post_tuning(self) -> None:
+        self.inner.post_tuning()
+
+    def generate_measure_candidates(self):
+        t = time.perf_counter()
+        out = self.inner.generate_measure_candidates()
+        self.timeline.round_seconds.append(time.perf_counter() - t)
+        return out
+
+    def notify_runner_results(self, measure_candidates, results) -> None:
+        self.inner.notify_runner_results(measure_candidates, results)
+
+    def clone(self):
+        return TimedStrategy(self.inner.clone(), self.timeline)

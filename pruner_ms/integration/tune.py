@@ -1,0 +1,64 @@
+"""``tune_tir`` with pruner_ms's defaults and input checks in front of MetaSchedule's."""
+from __future__ import annotations
+
+from tvm import IRModule, tirx
+from tvm.s_tir import meta_schedule as ms
+
+from .workarounds import make_builder, detach_unnamed_log_handlers, normalize_target
+
+
+class WorkloadError(ValueError):
+    """The module given to tuning has nothing MetaSchedule could schedule."""
+
+
+def _has_block(func: tirx.PrimFunc) -> bool:
+    from ..analysis.loop_nest import extract_nests
+
+    return bool(extract_nests(func))
+
+
+def check_workload(mod) -> IRModule:
+    """Return ``mod`` as an IRModule, or raise :class:`WorkloadError` if there is nothing to tune."""
+    if isinstance(mod, tirx.PrimFunc):
+        mod = IRModule({"main": mod})
+    if not isinstance(mod, IRModule):
+        raise WorkloadError(f"expected a tirx.PrimFunc or an IRModule, got {type(mod).__name__}")
+    funcs = [f for _, f in mod.functions.items() if isinstance(f, tirx.PrimFunc)]
+    if not funcs:
+        raise WorkloadError(
+            "the IRModule holds no PrimFunc, so there is nothing to tune. For a Relax model use "
+            "ms.relax_integration.tune_relax (tasks are extracted from it), for TE use te.create_prim_func."
+        )
+    if not any(_has_block(f) for f in funcs):
+        raise WorkloadError(
+            "the workload has nothing to tune: its PrimFuncs contain no computation blocks. "
+            "Compile it directly with tvm.compile."
+        )
+    return mod
+
+
+def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=None, cost_model="xgb",
+             builder=None, num_trials_per_iter: int = 64, **kwargs):
+    """Tune a TIR workload with :class:`~pruner_ms.PrunerSearch` (default) through ``ms.tune_tir``.
+
+    Differences from calling ``ms.tune_tir`` directly: the target is checked (legacy strings get an
+    error that shows the dict form), the workload must have something to tune, the budget must be
+    positive, and the builder defaults to :class:`~pruner_ms.WarmPoolBuilder`. Other keywords pass
+    through unchanged.
+    """
+    from ..strategy import PrunerSearch
+
+    if max_trials_global <= 0:
+        raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
+    if num_trials_per_iter <= 0:
+        raise ValueError(f"num_trials_per_iter must be positive, got {num_trials_per_iter}")
+    target = normalize_target(target)
+    mod = check_workload(mod)
+    detach_unnamed_log_handlers()
+    if builder is None:
+        builder = make_builder(max_workers=int(target.attrs.get("num-cores", 0) or 0) or None)
+    return ms.tune_tir(
+        mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
+        strategy=strategy if strategy is not None else PrunerSearch(), cost_model=cost_model,
+        builder=builder, **kwargs,
+    )

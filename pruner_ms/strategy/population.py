@@ -1,0 +1,113 @@
+"""Candidate programs as the Python GA sees them: sampling, mutation and replay through TVM.
+
+Everything here reuses MetaSchedule's own machinery (design-space traces, the context's mutators and
+postprocs); a candidate that fails to replay or to pass a postproc is dropped, never raised. Replays
+run on a small thread pool: TVM's FFI releases the GIL, so two threads replay ~1.6x faster on two
+cores. All random choices are drawn up front from one generator, so a seed reproduces a run.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import tvm_ffi
+from tvm.s_tir import Schedule
+from tvm.s_tir.meta_schedule import _ffi_api as ms_ffi
+from tvm.s_tir.schedule import Trace
+
+logger = logging.getLogger(__name__)
+_MAX_SEED = 2**31 - 1
+
+
+@dataclasses.dataclass
+class Candidate:
+    sch: Schedule
+    key: int  # structural hash of the scheduled module
+
+    @property
+    def trace(self) -> Trace:
+        return self.sch.trace
+
+
+class Population:
+    """Replays traces into postprocessed schedules for one tuning context."""
+
+    def __init__(self, context, rng: np.random.Generator, *, num_threads: int = 1) -> None:
+        self.context = context
+        self.rng = rng
+        space = context.space_generator
+        self.postprocs = list(space.postprocs)
+        probs = dict(space.mutator_probs.items()) if space.mutator_probs else {}
+        self.mutators = list(probs.keys())
+        p = np.array([float(v) for v in probs.values()], dtype=np.float64)
+        self.mutator_p = p / p.sum() if p.sum() > 0 else p
+        self.failures = 0
+        self.num_threads = max(1, num_threads)
+        self._pool = ThreadPoolExecutor(self.num_threads) if self.num_threads > 1 else None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    def _map(self, fn, items: list) -> list:
+        if self._pool is None or len(items) < 8:
+            return [fn(x) for x in items]
+        return list(self._pool.map(fn, items))
+
+    def _seeds(self, n: int) -> np.ndarray:
+        return self.rng.integers(1, _MAX_SEED, size=n)
+
+    def replay(self, trace: Trace, seed: int | None = None) -> Candidate | None:
+        """Apply ``trace`` (sampling undecided instructions) and the postprocs; None if invalid."""
+        seed = int(seed if seed is not None else self._seeds(1)[0])
+        try:
+            sch = Schedule(self.context.mod, seed=seed, debug_mask=0)
+            trace.apply_to_schedule(sch, remove_postproc=True)
+            sch.enter_postproc()
+            for proc in self.postprocs:
+                if not proc.apply(sch):
+                    self.failures += 1
+                    return None
+            return Candidate(sch, int(tvm_ffi.structural_hash(sch.mod)))
+        except Exception as err:  # noqa: BLE001  (a bad sample is data, not a crash)
+            self.failures += 1
+            logger.debug("replay failed: %s", err)
+            return None
+
+    def sample(self, design_spaces: list[Schedule], count: int, *, max_rounds: int = 4) -> list[Candidate]:
+        """``count`` random valid programs drawn from the design spaces (fewer if too many fail)."""
+        traces = [Trace(s.trace.insts, {}) for s in design_spaces]
+        out: list[Candidate] = []
+        for _ in range(max_rounds):
+            need = count - len(out)
+            if need <= 0:
+                break
+            picks = self.rng.integers(len(traces), size=need)
+            seeds = self._seeds(need)
+            got = self._map(lambda ps: self.replay(traces[ps[0]], ps[1]), list(zip(picks, seeds)))
+            out += [c for c in got if c is not None]
+        return out
+
+    def mutate_many(self, parents: list[Candidate]) -> list[Candidate | None]:
+        """One mutation of each parent, with mutators drawn by the space's probabilities."""
+        if not self.mutators or not parents:
+            return [None] * len(parents)
+        which = self.rng.choice(len(self.mutators), size=len(parents), p=self.mutator_p)
+        seeds = self._seeds(2 * len(parents)).reshape(-1, 2)
+
+        def one(args):
+            parent, m, (s_mut, s_replay) = args
+            try:
+                trace = ms_ffi.MutatorApply(self.mutators[m], parent.trace.simplified(remove_postproc=True), int(s_mut))
+            except Exception as err:  # noqa: BLE001  (same policy as replay)
+                logger.debug("mutation failed: %s", err)
+                return None
+            return None if trace is None else self.replay(trace, int(s_replay))
+
+        return self._map(one, list(zip(parents, which, seeds)))
+
+    def mutate(self, parent: Candidate) -> Candidate | None:
+        return self.mutate_many([parent])[0]

@@ -1,0 +1,273 @@
+"""PrunerSearch: Draft-then-Verify exploration as a MetaSchedule search strategy."""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from tvm.ir.utils import derived_object
+from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy
+
+from ..analysis import SymbolicAnalyzer
+from ..integration.workarounds import python_object_of, shorten_xgb_warmup
+from .genetic import evolve
+from .population import Candidate, Population
+
+logger = logging.getLogger("pruner_ms")
+
+
+def analyzer_for_target(target) -> SymbolicAnalyzer:
+    """The symbolic analyzer that matches a TVM target (the host spec for ``llvm``)."""
+    from ..hardware.cpu import host_cpu_spec, load_cpu_spec
+
+    kind = str(target.kind.name)
+    if kind != "llvm":
+        raise NotImplementedError(
+            f"PrunerSearch has no analyzer for target kind {kind!r} yet; only 'llvm' CPU targets are "
+            "supported. Pass analyzer=SymbolicAnalyzer(spec) for a custom description."
+        )
+    host = host_cpu_spec()
+    mcpu = str(target.attrs.get("mcpu", "") or host.llvm_mcpu)
+    cores = int(target.attrs.get("num-cores", 0) or host.cores)
+    if mcpu == host.llvm_mcpu:
+        import dataclasses
+
+        return SymbolicAnalyzer(dataclasses.replace(host, cores=cores))
+    return SymbolicAnalyzer(load_cpu_spec(mcpu, cores=cores))
+
+
+@derived_object
+class PrunerSearch(PySearchStrategy):
+    """Draft with a symbolic analyzer, verify the drafts with the learned cost model, measure the best.
+
+    Each round: (1) every ``draft_every`` rounds, sample ``population_size`` random programs from the
+    design spaces and run a ``draft_iters``-iteration genetic search whose fitness is the analyzer,
+    keeping the ``draft_size`` best as drafts; (2) score the drafts, the best measured programs and
+    their mutations (``verify_iters`` genetic iterations) with the cost model MetaSchedule passes in;
+    (3) measure the top ``(1 - eps_greedy)`` share plus ``eps_greedy`` random picks. Until the cost
+    model has seen a measured batch (cold start), the analyzer's best drafts are measured. No program
+    is measured twice, including programs already in the database from an earlier run.
+
+    Parameters
+    ----------
+    population_size : int
+        Random programs sampled per draft; also the GA population (paper: 1536).
+    draft_size : int
+        Drafts kept after the analyzer-driven search (paper: 512).
+    draft_every : int
+        Redraft period in rounds (paper: 2).
+    draft_iters : int
+        Genetic iterations scored by the analyzer (paper: 2).
+    verify_iters : int
+        Genetic iterations scored by the learned model (paper: 1).
+    mutate_prob : float
+        Probability that a selected parent is mutated (paper: 0.85).
+    init_measured_ratio : float
+        Share of ``population_size`` taken from the best measured records into verification (paper: 0.1).
+    eps_greedy : float
+        Share of each batch picked at random from the drafts (paper: 0.1).
+    analyzer : SymbolicAnalyzer, optional
+        The draft model; by default the one for the context's target (host CPU for ``llvm``).
+    xgb_warmup_samples : int or None
+        If the cost model is MetaSchedule's ``XGBModel``, cap its random-prediction warm-up (100
+        samples by default) to this many samples so it ranks from its first trained batch. ``None``
+        leaves the model untouched.
+    num_threads : int, optional
+        Threads replaying candidates (TVM releases the GIL); defaults to the context's ``num_threads``.
+    """
+
+    def __init__(
+        self,
+        *,
+        population_size: int = 1536,
+        draft_size: int = 512,
+        draft_every: int = 2,
+        draft_iters: int = 2,
+        verify_iters: int = 1,
+        mutate_prob: float = 0.85,
+        init_measured_ratio: float = 0.1,
+        eps_greedy: float = 0.1,
+        analyzer: SymbolicAnalyzer | None = None,
+        xgb_warmup_samples: int | None = 0,
+        num_threads: int | None = None,
+    ) -> None:
+        for name, value in (("population_size", population_size), ("draft_size", draft_size),
+                            ("draft_every", draft_every)):
+            if value < 1:
+                raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
+        if not 0.0 <= eps_greedy <= 1.0 or not 0.0 <= mutate_prob <= 1.0:
+            raise ValueError("PrunerSearch: eps_greedy and mutate_prob must lie in [0, 1]")
+        self.population_size = population_size
+        self.draft_size = draft_size
+        self.draft_every = draft_every
+        self.draft_iters = draft_iters
+        self.verify_iters = verify_iters
+        self.mutate_prob = mutate_prob
+        self.init_measured_ratio = init_measured_ratio
+        self.eps_greedy = eps_greedy
+        self.analyzer = analyzer
+        self.xgb_warmup_samples = xgb_warmup_samples
+        self.num_threads = num_threads
+        self.context = None
+        self.round_seconds: list[float] = []  # host time of each generate_measure_candidates call
+
+    # -- MetaSchedule interface ------------------------------------------------------------------
+    def _initialize_with_tune_context(self, context) -> None:
+        self.context = context
+        if self.analyzer is None:
+            self.analyzer = analyzer_for_target(context.target)
+        seed = int(context.rand_state) if int(context.rand_state) >= 0 else None
+        self._rng = np.random.default_rng(seed)
+        if self.num_threads is None:
+            self.num_threads = max(1, int(context.num_threads))
+
+    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
+        if max_trials <= 0:
+            raise ValueError(f"PrunerSearch: max_trials must be positive, got {max_trials}")
+        if num_trials_per_iter <= 0:
+            raise ValueError(f"PrunerSearch: num_trials_per_iter must be positive, got {num_trials_per_iter}")
+        if not design_spaces or all(len(s.trace.insts) == 0 for s in design_spaces):
+            raise ValueError(
+                "PrunerSearch: the workload has nothing to tune (its design space is empty: no blocks "
+                "to schedule). Compile it directly with tvm.compile instead of tuning it."
+            )
+        self.max_trials = int(max_trials)
+        self.num_trials_per_iter = int(num_trials_per_iter)
+        self.design_spaces = list(design_spaces)
+        self.database = database
+        self.cost_model = cost_model
+        if cost_model is not None and self.xgb_warmup_samples is not None:
+            shorten_xgb_warmup(python_object_of(cost_model), self.xgb_warmup_samples)
+        self.population = Population(self.context, self._rng, num_threads=self.num_threads)
+        self.single_point = all(len(s.trace.decisions) == 0 for s in design_spaces)
+        self.trials_sent = 0
+        self.round = 0
+        self.drafts: list[tuple[float, Candidate]] = []
+        self.measured: set[int] = set()
+        self.batches_measured = 0
+        self._analyzer_cache: dict[int, float] = {}
+        self.workload = database.commit_workload(self.context.mod) if database is not None else None
+        self.measured_top = self._load_measured(every_record=True)
+
+    def post_tuning(self) -> None:
+        self.population.close()
+        self.drafts = []
+        self._analyzer_cache = {}
+
+    def generate_measure_candidates(self):
+        if self.trials_sent >= self.max_trials or (self.single_point and self.trials_sent > 0):
+            return None
+        start = time.perf_counter()
+        n = min(self.num_trials_per_iter, self.max_trials - self.trials_sent)
+        picks = self._pick(n)
+        self.round += 1
+        self.round_seconds.append(time.perf_counter() - start)
+        if not picks:
+            logger.warning("PrunerSearch: no new valid candidate could be generated; stopping early")
+            return None
+        self.trials_sent += len(picks)
+        for c in picks:
+            self.measured.add(c.key)
+        return [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in picks]
+
+    def notify_runner_results(self, measure_candidates, results) -> None:
+        self.batches_measured += 1
+        if self.database is not None:
+            self.measured_top = self._load_measured()
+
+    def clone(self):
+        return PrunerSearch(
+            population_size=self.population_size,
+            draft_size=self.draft_size,
+            draft_every=self.draft_every,
+            draft_iters=self.draft_iters,
+            verify_iters=self.verify_iters,
+            mutate_prob=self.mutate_prob,
+            init_measured_ratio=self.init_measured_ratio,
+            eps_greedy=self.eps_greedy,
+            analyzer=self.analyzer,
+            xgb_warmup_samples=self.xgb_warmup_samples,
+            num_threads=self.num_threads,
+        )
+
+    # -- Draft-then-Verify ----------------------------------------------------------------------
+    def _load_measured(self, every_record: bool = False) -> list[Candidate]:
+        """Replay the database's best records of this workload (all of them once, at start, so that a
+        resumed run never re-measures them); return the best ``init_measured_ratio`` share."""
+        if self.workload is None:
+            return []
+        k = max(1, int(self.init_measured_ratio * self.population_size))
+        out = []
+        records = self.database.get_top_k(self.workload, (1 << 30) if every_record else k)
+        for i, rec in enumerate(records):
+            cand = self.population.replay(rec.trace)
+            if cand is None:
+                continue
+            self.measured.add(cand.key)
+            if i < k:
+                out.append(cand)
+        return out
+
+    def _analyzer_scores(self, cands) -> np.ndarray:
+        out = np.zeros(len(cands))
+        for i, c in enumerate(cands):
+            score = self._analyzer_cache.get(c.key)
+            if score is None:
+                try:
+                    score = 1.0 / max(self.analyzer.estimate_seconds(c.sch.mod), 1e-12)
+                except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last)
+                    logger.debug("analyzer failed: %s", err)
+                    score = 0.0
+                self._analyzer_cache[c.key] = score
+            out[i] = score
+        return out
+
+    def _model_scores(self, cands) -> np.ndarray:
+        if not cands:
+            return np.zeros(0)
+        mcs = [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in cands]
+        return np.asarray(self.cost_model.predict(self.context, mcs), dtype=np.float64)
+
+    def _draft(self) -> None:
+        random = self.population.sample(self.design_spaces, self.population_size)
+        self.drafts = evolve(
+            self.population, random, self._analyzer_scores,
+            iterations=self.draft_iters, keep=self.draft_size, mutate_prob=self.mutate_prob,
+            exclude=self.measured, offspring=self.population_size,
+        )
+
+    def _pick(self, n: int) -> list[Candidate]:
+        if self.round % self.draft_every == 0 or not self._fresh_drafts():
+            self._draft()
+        drafts = self._fresh_drafts()
+        cold = self.cost_model is None or self.batches_measured == 0
+        if cold:
+            ranked = [c for _, c in drafts]
+        else:
+            init = [c for _, c in drafts] + self.measured_top
+            verified = evolve(
+                self.population, init, self._model_scores,
+                iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
+                exclude=self.measured, offspring=len(init),
+            )
+            ranked = [c for _, c in verified]
+        n_random = int(round(self.eps_greedy * n)) if not cold else 0
+        picks: list[Candidate] = []
+        keys: set[int] = set()
+        for c in ranked:
+            if len(picks) >= n - n_random:
+                break
+            if c.key not in self.measured and c.key not in keys:
+                picks.append(c)
+                keys.add(c.key)
+        pool = [c for _, c in drafts if c.key not in keys]
+        for i in self._rng.permutation(len(pool)):
+            if len(picks) >= n:
+                break
+            picks.append(pool[i])
+            keys.add(pool[i].key)
+        return picks
+
+    def _fresh_drafts(self) -> list[tuple[float, Candidate]]:
+        return [(s, c) for s, c in self.drafts if c.key not in self.measured]

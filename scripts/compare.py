@@ -1,0 +1,61 @@
+#!/usr/bin/env python
+"""Compare PrunerSearch with MetaSchedule's default on the local CPU, side by side in one run.
+
+Example (the README's main job):
+    python scripts/compare.py --workloads gemm-512 --trials 128 --seeds 0
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def main(argv=None) -> int:
+    from pruner_ms.bench.compare import STRATEGIES, compare, format_table, save
+    from pruner_ms.bench.workloads import WORKLOADS
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workloads", default="gemm-512", help=f"comma list of {', '.join(WORKLOADS)}")
+    p.add_argument("--strategies", default="pruner,default", help=f"comma list of {', '.join(STRATEGIES)}")
+    p.add_argument("--trials", type=int, default=128, help="trial budget per run")
+    p.add_argument("--trials-per-iter", type=int, default=32, help="programs measured per round (all strategies)")
+    p.add_argument("--seeds", default="0", help="comma list of seeds")
+    p.add_argument("--population", type=int, default=None, help="PrunerSearch population_size override")
+    p.add_argument("--draft-size", type=int, default=None, help="PrunerSearch draft_size override")
+    p.add_argument("--work-dir", default=None, help="where the tuning databases go (default: a temp dir)")
+    p.add_argument("--out", default="results/compare.json", help="JSON output path")
+    p.add_argument("--no-progress", action="store_true")
+    a = p.parse_args(argv)
+    if a.trials <= 0 or a.trials_per_iter <= 0:
+        p.error("--trials and --trials-per-iter must be positive")
+    kw = {}
+    if a.population:
+        kw["population_size"] = a.population
+    if a.draft_size:
+        kw["draft_size"] = a.draft_size
+    seeds = [int(s) for s in a.seeds.split(",")]
+    t = time.time()
+    runs, summary = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
+                            trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
+                            progress=not a.no_progress, pruner_kwargs=kw)
+    table = format_table(runs, summary)
+    print("\n" + table)
+    meta = {"argv": sys.argv, "host": platform.node(), "python": platform.python_version(),
+            "total_seconds": time.time() - t, "pruner_kwargs": kw}
+    from pruner_ms.hardware import host_cpu_spec
+
+    meta["cpu"] = host_cpu_spec().target()
+    save(a.out, runs, summary, meta)
+    with open(os.path.splitext(a.out)[0] + ".md", "w", encoding="utf-8") as f:
+        f.write(table + "\n")
+    print(f"\nwrote {a.out}")
+    return 0 if all(r["numpy_ok"] for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

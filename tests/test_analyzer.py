@@ -1,0 +1,96 @@
+"""The CPU analyzer on hand-made schedules: its estimates must move the way the hardware does."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from tvm.s_tir import Schedule
+
+from pruner_ms.analysis import SymbolicAnalyzer, extract_nests
+from pruner_ms.bench.workloads import gemm
+
+
+@pytest.fixture(scope="module")
+def analyzer(host_spec):
+    # fixed 2-core figures so the assertions do not depend on the machine running the tests
+    from pruner_ms.hardware import load_cpu_spec
+
+    return SymbolicAnalyzer(load_cpu_spec("znver4", cores=2))
+
+
+def tiled(m=256, tile_i=8, tile_j=32, tile_k=64, *, vectorize=True, parallel=True, n=None, k=None):
+    """C = A @ B with a register tile tile_i x tile_j (j innermost) and a k tile."""
+    wl = gemm(m, n or m, k or m)
+    sch = Schedule(wl.func)
+    c = sch.get_sblock("C")
+    i, j, kk = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, tile_i])
+    j0, j1 = sch.split(j, [None, tile_j])
+    k0, k1 = sch.split(kk, [None, tile_k])
+    sch.reorder(i0, j0, k0, k1, i1, j1)
+    if parallel:
+        sch.parallel(sch.fuse(i0, j0))
+    if vectorize:
+        sch.vectorize(j1)
+    sch.decompose_reduction(c, k0)
+    return wl, sch
+
+
+def test_flops_and_nests(analyzer):
+    wl, sch = tiled()
+    est = analyzer.analyze(sch.mod)
+    assert est.symbols["flops"] == pytest.approx(wl.flops)
+    names = [n.name for n in est.nests]
+    assert names == ["C_init", "C_update"]
+    update = est.nests[1].symbols
+    assert update["vector_lanes"] == 16 and update["effective_cores"] == 2
+
+
+def test_vectorized_beats_scalar(analyzer):
+    _, vec = tiled(vectorize=True)
+    _, scalar = tiled(vectorize=False)
+    assert analyzer.estimate_seconds(vec.mod) < analyzer.estimate_seconds(scalar.mod) / 4
+
+
+def test_parallel_beats_serial(analyzer):
+    _, par = tiled(parallel=True)
+    _, ser = tiled(parallel=False)
+    t_par, t_ser = analyzer.estimate_seconds(par.mod), analyzer.estimate_seconds(ser.mod)
+    assert t_par < t_ser * 0.6
+
+
+def test_parallel_imbalance_counts(analyzer):
+    # 3 parallel iterations on 2 cores: one core does two, so it is slower than 4 on 2 cores
+    est3 = analyzer.analyze(tiled(m=48, n=64, k=64, tile_i=16, tile_j=64, tile_k=64)[1].mod)
+    assert est3.nests[1].symbols["effective_cores"] == pytest.approx(1.5)
+
+
+def test_cache_sized_tiles_beat_oversized(analyzer):
+    # same register tile; a k tile of 64 keeps the B panel in L1/L2, one of 1024 does not
+    _, small = tiled(m=1024, tile_k=64)
+    _, large = tiled(m=1024, tile_k=1024)
+    s_small, s_large = analyzer.analyze(small.mod), analyzer.analyze(large.mod)
+    assert s_small.symbols["bytes_from_l2"] < s_large.symbols["bytes_from_l2"]
+    assert s_small.seconds < s_large.seconds
+
+
+def test_register_blocking(analyzer):
+    # an 8x32 register tile hides FMA latency; a 1x16 one (a single accumulator) cannot
+    _, blocked = tiled(tile_i=8, tile_j=32)
+    _, single = tiled(tile_i=1, tile_j=16)
+    assert analyzer.estimate_seconds(blocked.mod) < analyzer.estimate_seconds(single.mod)
+    assert analyzer.analyze(blocked.mod).nests[1].symbols["register_resident"]
+
+
+def test_more_cores_in_spec_is_faster(analyzer):
+    _, sch = tiled()
+    wide = SymbolicAnalyzer(dataclasses.replace(analyzer.spec, cores=8, dram_gb_per_s=analyzer.spec.dram_gb_per_s * 4))
+    assert wide.estimate_seconds(sch.mod) < analyzer.estimate_seconds(sch.mod)
+
+
+def test_extract_nests_reads_loop_kinds():
+    _, sch = tiled()
+    nests = extract_nests(sch.mod["main"])
+    kinds = [l.kind for l in nests[1].loops]
+    assert kinds[0] == "parallel" and kinds[-1] == "vectorized"
+    assert nests[1].float_ops == 2  # one multiply, one add

@@ -1,0 +1,165 @@
+"""PrunerSearch through real MetaSchedule tuning on the local CPU (small budgets)."""
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+import tvm
+import tvm_ffi
+from tvm.s_tir import Schedule
+from tvm.s_tir import meta_schedule as ms
+
+from pruner_ms import PrunerSearch, tune_tir
+from pruner_ms.bench.workloads import gemm
+
+from .conftest import run_and_check
+
+SMALL = dict(population_size=64, draft_size=32)
+
+
+def _records(work_dir: str, workload) -> list:
+    db = ms.database.JSONDatabase(work_dir=work_dir)
+    return [r for r in db.get_all_tuning_records()]
+
+
+def _program_keys(records, func) -> list[int]:
+    keys = []
+    for rec in records:
+        sch = Schedule(func, seed=1, debug_mask=0)
+        rec.trace.apply_to_schedule(sch, remove_postproc=False)
+        keys.append(int(tvm_ffi.structural_hash(sch.mod)))
+    return keys
+
+
+@pytest.mark.slow
+def test_tune_tir_matches_numpy_and_never_repeats(tmp_path, target, builder, gemm64):
+    wd = str(tmp_path / "wd")
+    db = ms.tune_tir(gemm64.func, target, wd, max_trials_global=24, num_trials_per_iter=8,
+                     strategy=PrunerSearch(**SMALL), builder=builder, num_tuning_cores=2, seed=7)
+    sch = ms.tir_integration.compile_tir(db, gemm64.func, target)
+    assert sch is not None
+    assert run_and_check(sch.mod, gemm64, target) < 1e-3
+    records = _records(wd, gemm64)
+    assert len(records) == 24
+    keys = _program_keys(records, gemm64.func)
+    assert len(set(keys)) == len(keys), "a program was measured twice"
+
+    # resume: the same work_dir, a bigger budget -> only new programs are measured
+    ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8,
+                strategy=PrunerSearch(**SMALL), builder=builder, num_tuning_cores=2, seed=8)
+    keys2 = _program_keys(_records(wd, gemm64), gemm64.func)
+    assert len(keys2) == 40 and len(set(keys2)) == 40
+
+
+@pytest.mark.slow
+def test_cold_start_measures_analyzer_drafts(tmp_path, target, builder):
+    """With an untrained model the first batch is the analyzer's best drafts: far better than random."""
+    from pruner_ms.analysis import SymbolicAnalyzer
+
+    wl = gemm(256, 256, 256)
+    strat = PrunerSearch(**SMALL)
+    ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                         space_generator=ms.space_generator.PostOrderApply(), search_strategy=strat,
+                         num_threads=2, rand_state=5)
+    ctx.pre_tuning(8, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), ms.cost_model.XGBModel())
+    drafts = ctx.generate_measure_candidates()
+    assert len(drafts) == 8
+    rand = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                          space_generator=ms.space_generator.PostOrderApply(),
+                          search_strategy=ms.search_strategy.ReplayTrace(), num_threads=2, rand_state=5)
+    rand.pre_tuning(64, 64, rand.generate_design_space(), ms.database.MemoryDatabase(), ms.cost_model.RandomModel())
+    randoms = rand.generate_measure_candidates()
+
+    def run(c):
+        ex = tvm.compile(c.sch.mod, target=target)
+        import numpy as np
+
+        args = [tvm.runtime.tensor(np.ones((256, 256), "float32")) for _ in range(3)]
+        return ex.mod.time_evaluator("main", tvm.cpu(), number=2, repeat=1)(*args).mean
+
+    best_draft = min(run(c) for c in drafts)
+    median_random = sorted(run(c) for c in randoms[:16])[8]
+    assert best_draft < median_random / 2
+
+
+@pytest.mark.slow
+def test_xgb_warmup_is_shortened(target):
+    wl = gemm(64, 64, 64)
+    cm = ms.cost_model.XGBModel()  # 100 random-prediction samples by default
+    ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                         space_generator=ms.space_generator.PostOrderApply(),
+                         search_strategy=PrunerSearch(**SMALL), num_threads=2, rand_state=1)
+    ctx.pre_tuning(8, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), cm)
+    assert cm.num_warmup_samples == 0
+
+
+@pytest.mark.slow
+def test_failed_builds_are_recorded_and_search_continues(tmp_path, target, builder, gemm64):
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+
+    @derived_object
+    class FlakyBuilder(PyBuilder):
+        """Fails every third candidate, builds the rest with the real builder."""
+
+        def __init__(self, inner):
+            self.inner = inner
+            self.count = 0
+
+        def build(self, build_inputs):
+            real = self.inner.build(build_inputs)
+            out = []
+            for r in real:
+                self.count += 1
+                out.append(BuilderResult(None, "injected build failure") if self.count % 3 == 0 else r)
+            return out
+
+    wd = str(tmp_path / "wd")
+    db = ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8,
+                     strategy=PrunerSearch(**SMALL), builder=FlakyBuilder(builder), num_tuning_cores=2, seed=3)
+    records = _records(wd, gemm64)
+    assert len(records) == 16
+    failed = [r for r in records if r.run_secs is None or any(float(x) >= 1e9 for x in r.run_secs)]
+    assert len(failed) == 16 // 3
+    assert ms.tir_integration.compile_tir(db, gemm64.func, target) is not None
+
+
+def test_bad_inputs_raise_clear_errors(tmp_path, target, gemm64):
+    from pruner_ms import TargetError, WorkloadError
+
+    with pytest.raises(TargetError, match=r"'kind': 'llvm'"):
+        tune_tir(gemm64.func, "llvm -mcpu=znver4 -num-cores=2", str(tmp_path), 8)
+    with pytest.raises(TargetError, match="generic x86-64"):
+        tune_tir(gemm64.func, "llvm", str(tmp_path), 8)
+    with pytest.raises(ValueError, match="positive"):
+        tune_tir(gemm64.func, target, str(tmp_path), 0)
+    with pytest.raises(ValueError, match="positive"):
+        tune_tir(gemm64.func, target, str(tmp_path), -5)
+
+    empty = tvm.IRModule({"main": _empty_func()})
+    with pytest.raises(WorkloadError, match="nothing to tune"):
+        tune_tir(empty, target, str(tmp_path), 8)
+    with pytest.raises(WorkloadError, match="no PrimFunc"):
+        tune_tir(tvm.IRModule({}), target, str(tmp_path), 8)
+    with pytest.raises(ValueError, match="draft_size"):
+        PrunerSearch(draft_size=0)
+
+
+def test_strategy_rejects_bad_budget_directly(target, gemm64):
+    strat = PrunerSearch(**SMALL)
+    ctx = ms.TuneContext(tvm.IRModule({"main": gemm64.func}), target=target,
+                         space_generator=ms.space_generator.PostOrderApply(), search_strategy=strat,
+                         num_threads=2, rand_state=1)
+    with pytest.raises(Exception, match="max_trials must be positive"):
+        ctx.pre_tuning(0, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), ms.cost_model.RandomModel())
+
+
+def _empty_func():
+    from tvm.script import tirx as T
+
+    @T.prim_func(s_tir=True)
+    def nothing(A: T.Buffer((4,), "float32")):
+        T.evaluate(0)
+
+    return nothing
