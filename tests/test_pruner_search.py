@@ -163,3 +163,15 @@ def _empty_func():
         T.evaluate(0)
 
     return nothing
+
+
+@pytest.mark.slow
+def test_symbolic_cost_model_in_stock_evolutionary_search(tmp_path, target, builder, gemm64):
+    """The analyzer alone is a MetaSchedule CostModel: the stock search runs with it."""
+    from pruner_ms import SymbolicCostModel
+
+    db = ms.tune_tir(gemm64.func, target, str(tmp_path / "wd"), max_trials_global=8, num_trials_per_iter=8,
+                     strategy=ms.search_strategy.EvolutionarySearch(population_size=32, genetic_num_iters=1),
+                     cost_model=SymbolicCostModel(), builder=builder, num_tuning_cores=2, seed=2)
+    sch = ms.tir_integration.compile_tir(db, gemm64.func, target)
+    assert sch is not None and run_and_check(sch.mod, gemm64, target) < 1e-3

@@ -20,11 +20,13 @@ def evolve(
     mutate_prob: float,
     exclude: set[int],
     offspring: int | None = None,
+    eligible: Callable[[Sequence[Candidate]], np.ndarray] | None = None,
 ) -> list[tuple[float, Candidate]]:
     """Run ``iterations`` rounds of roulette selection + mutation from ``init``.
 
     Returns the best ``keep`` distinct candidates seen (scored by ``fitness``), best first, skipping
-    those whose key is in ``exclude`` (e.g. already measured programs).
+    those whose key is in ``exclude`` (e.g. already measured programs) and, if ``eligible`` is given,
+    those it rejects (they may still be parents).
     """
     seen: dict[int, tuple[float, Candidate]] = {}
     current = _dedup(init)
@@ -33,8 +35,9 @@ def evolve(
         if not current:
             break
         scores = np.nan_to_num(np.asarray(fitness(current), dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-        for s, c in zip(scores, current):
-            if c.key not in exclude and c.key not in seen:
+        ok = eligible(current) if eligible is not None else np.ones(len(current), dtype=bool)
+        for s, c, e in zip(scores, current, ok):
+            if e and c.key not in exclude and c.key not in seen:
                 seen[c.key] = (float(s), c)
         if it == iterations:
             break

@@ -108,6 +108,3 @@ class Population:
             return None if trace is None else self.replay(trace, int(s_replay))
 
         return self._map(one, list(zip(parents, which, seeds)))
-
-    def mutate(self, parent: Candidate) -> Candidate | None:
-        return self.mutate_many([parent])[0]

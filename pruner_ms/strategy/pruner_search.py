@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
 from tvm.ir.utils import derived_object
@@ -44,7 +43,8 @@ class PrunerSearch(PySearchStrategy):
     Each round: (1) every ``draft_every`` rounds, sample ``population_size`` random programs from the
     design spaces and run a ``draft_iters``-iteration genetic search whose fitness is the analyzer,
     keeping the ``draft_size`` best as drafts; (2) score the drafts, the best measured programs and
-    their mutations (``verify_iters`` genetic iterations) with the cost model MetaSchedule passes in;
+    their mutations (``verify_iters`` genetic iterations) with the cost model MetaSchedule passes in,
+    where a mutation is eligible only if the analyzer ranks it at least as high as the last draft;
     (3) measure the top ``(1 - eps_greedy)`` share plus ``eps_greedy`` random picks. Until the cost
     model has seen a measured batch (cold start), the analyzer's best drafts are measured. No program
     is measured twice, including programs already in the database from an earlier run.
@@ -73,6 +73,11 @@ class PrunerSearch(PySearchStrategy):
         If the cost model is MetaSchedule's ``XGBModel``, cap its random-prediction warm-up (100
         samples by default) to this many samples so it ranks from its first trained batch. ``None``
         leaves the model untouched.
+    analyzer_prior_samples : int
+        How many measured samples the analyzer's opinion is worth while the learned model is young:
+        verification ranks by ``w * model + (1 - w) * analyzer`` (both as normalized throughput) with
+        ``w = n / (n + analyzer_prior_samples)`` after ``n`` measured programs. 0 ranks by the model
+        alone, as the paper does with its pretrained-quality PaCM.
     num_threads : int, optional
         Threads replaying candidates (TVM releases the GIL); defaults to the context's ``num_threads``.
     """
@@ -90,8 +95,10 @@ class PrunerSearch(PySearchStrategy):
         eps_greedy: float = 0.1,
         analyzer: SymbolicAnalyzer | None = None,
         xgb_warmup_samples: int | None = 0,
+        analyzer_prior_samples: int = 64,
         num_threads: int | None = None,
     ) -> None:
+        self._params = {k: v for k, v in locals().items() if k != "self"}  # for clone()
         for name, value in (("population_size", population_size), ("draft_size", draft_size),
                             ("draft_every", draft_every)):
             if value < 1:
@@ -108,9 +115,9 @@ class PrunerSearch(PySearchStrategy):
         self.eps_greedy = eps_greedy
         self.analyzer = analyzer
         self.xgb_warmup_samples = xgb_warmup_samples
+        self.analyzer_prior_samples = analyzer_prior_samples
         self.num_threads = num_threads
         self.context = None
-        self.round_seconds: list[float] = []  # host time of each generate_measure_candidates call
 
     # -- MetaSchedule interface ------------------------------------------------------------------
     def _initialize_with_tune_context(self, context) -> None:
@@ -146,6 +153,7 @@ class PrunerSearch(PySearchStrategy):
         self.drafts: list[tuple[float, Candidate]] = []
         self.measured: set[int] = set()
         self.batches_measured = 0
+        self.valid_measured = 0
         self._analyzer_cache: dict[int, float] = {}
         self.workload = database.commit_workload(self.context.mod) if database is not None else None
         self.measured_top = self._load_measured(every_record=True)
@@ -158,11 +166,9 @@ class PrunerSearch(PySearchStrategy):
     def generate_measure_candidates(self):
         if self.trials_sent >= self.max_trials or (self.single_point and self.trials_sent > 0):
             return None
-        start = time.perf_counter()
         n = min(self.num_trials_per_iter, self.max_trials - self.trials_sent)
         picks = self._pick(n)
         self.round += 1
-        self.round_seconds.append(time.perf_counter() - start)
         if not picks:
             logger.warning("PrunerSearch: no new valid candidate could be generated; stopping early")
             return None
@@ -173,23 +179,12 @@ class PrunerSearch(PySearchStrategy):
 
     def notify_runner_results(self, measure_candidates, results) -> None:
         self.batches_measured += 1
+        self.valid_measured += sum(1 for r in results if r.error_msg is None and r.run_secs)
         if self.database is not None:
             self.measured_top = self._load_measured()
 
     def clone(self):
-        return PrunerSearch(
-            population_size=self.population_size,
-            draft_size=self.draft_size,
-            draft_every=self.draft_every,
-            draft_iters=self.draft_iters,
-            verify_iters=self.verify_iters,
-            mutate_prob=self.mutate_prob,
-            init_measured_ratio=self.init_measured_ratio,
-            eps_greedy=self.eps_greedy,
-            analyzer=self.analyzer,
-            xgb_warmup_samples=self.xgb_warmup_samples,
-            num_threads=self.num_threads,
-        )
+        return PrunerSearch(**self._params)
 
     # -- Draft-then-Verify ----------------------------------------------------------------------
     def _load_measured(self, every_record: bool = False) -> list[Candidate]:
@@ -223,11 +218,19 @@ class PrunerSearch(PySearchStrategy):
             out[i] = score
         return out
 
-    def _model_scores(self, cands) -> np.ndarray:
+    def _verify_scores(self, cands) -> np.ndarray:
+        """The learned model's scores, blended with the analyzer's while few programs are measured."""
         if not cands:
             return np.zeros(0)
         mcs = [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in cands]
-        return np.asarray(self.cost_model.predict(self.context, mcs), dtype=np.float64)
+        model = np.asarray(self.cost_model.predict(self.context, mcs), dtype=np.float64)
+        n, prior = self.valid_measured, self.analyzer_prior_samples
+        w = n / (n + prior) if n + prior > 0 else 1.0
+        if w >= 1.0:
+            return model
+        best = max((score for score, _ in self.drafts), default=0.0)
+        analyzer = self._analyzer_scores(cands) / best if best > 0 else 0.0
+        return w * model + (1.0 - w) * analyzer
 
     def _draft(self) -> None:
         random = self.population.sample(self.design_spaces, self.population_size)
@@ -245,11 +248,14 @@ class PrunerSearch(PySearchStrategy):
         if cold:
             ranked = [c for _, c in drafts]
         else:
+            # the learned model ranks drafts only: a mutation must clear the analyzer's draft bar
+            bar = min((score for score, _ in drafts), default=0.0)
             init = [c for _, c in drafts] + self.measured_top
             verified = evolve(
-                self.population, init, self._model_scores,
+                self.population, init, self._verify_scores,
                 iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
                 exclude=self.measured, offspring=len(init),
+                eligible=lambda cands: self._analyzer_scores(cands) >= bar,
             )
             ranked = [c for _, c in verified]
         n_random = int(round(self.eps_greedy * n)) if not cold else 0
