@@ -1,9 +1,10 @@
 """Read a scheduled PrimFunc into loop nests: one :class:`LeafNest` per leaf block.
 
 The analyzer works on the scheduled (not lowered) TensorIR that MetaSchedule candidates carry: loops
-with their kinds and annotations, and leaf blocks with their buffer regions. Index expressions are
-turned into small Python closures once per block, so footprints at every loop level come from a few
-numeric evaluations instead of symbolic arithmetic through the FFI.
+with their kinds and annotations, and leaf blocks with their buffer regions. A block's index
+expressions are written as one numpy-vectorized Python function (compiled once per index structure,
+constants passed as arguments), so the span of every access under every loop comes from a single
+numeric evaluation instead of symbolic arithmetic through the FFI.
 """
 from __future__ import annotations
 
@@ -99,17 +100,18 @@ class _PySource:
         return self.names[h]
 
     def __call__(self, e) -> str:
-        if isinstance(e, (tirx.IntImm, tirx.FloatImm)):
+        t = type(e)  # exact-type dispatch: isinstance chains dominated the analyzer's profile
+        op = _BINARY.get(t)
+        if op is not None:
+            return op.format(self(e.a), self(e.b))
+        if t is tirx.IntImm or t is tirx.FloatImm:
             self.consts.append(e.value)
             return f"C[{len(self.consts) - 1}]"
-        if isinstance(e, tirx.Var):
-            return self.name(e) if e.__chandle__() in self.names else "0"
-        if isinstance(e, tirx.Cast):
+        if t is tirx.Var:
+            return self.names.get(e.__chandle__(), "0")
+        if t is tirx.Cast:
             return self(e.value)
-        op = _BINARY.get(type(e))
-        if op is None:
-            return "0"
-        return op.format(self(e.a), self(e.b))
+        return "0"
 
 
 _BINARY = {
@@ -254,21 +256,24 @@ def _leaf(block, loops: list[Loop], loop_vars: list, bindings: list) -> LeafNest
     body = "\n".join(lines + ["    return [" + ", ".join("[" + ", ".join(o) + "]" for o in outs) + "]"])
     values = _compiled(body)(samples, src.consts) if columns else [[0] * len(o) for o in outs]
 
+    # spans and unit strides of every index of every access, for all loops at once
+    rows = [v for vals in values for v in vals]
+    all_spans = np.zeros((len(rows), n))
+    all_strides = np.zeros((len(rows), n))
+    if rows and columns:
+        mat = np.array([np.broadcast_to(v, (len(columns),)) for v in rows], dtype=np.float64)
+        starts = np.array([lo for lo, _ in segments])
+        all_spans = np.maximum.reduceat(mat, starts, axis=1) - np.minimum.reduceat(mat, starts, axis=1)
+        multi = np.array([hi - lo > 1 for lo, hi in segments])
+        all_strides[:, multi] = mat[:, starts[multi] + 1] - mat[:, starts[multi]]
     written: set[int] = set()
     accesses: list[Access] = []
+    row = 0
     for (is_write, region), vals in zip(regions, values):
         buf = region.source  # 0.27: a buffer-typed Var
-        nd = len(vals)
-        spans = np.zeros((nd, n))
-        strides = np.zeros((nd, n))
-        if nd and columns:
-            mat = np.broadcast_to(np.array([np.broadcast_to(v, (len(columns),)) for v in vals], dtype=np.float64),
-                                  (nd, len(columns)))
-            for j, (lo, hi) in enumerate(segments):
-                seg = mat[:, lo:hi]
-                spans[:, j] = seg.max(axis=1) - seg.min(axis=1)
-                if hi - lo > 1:
-                    strides[:, j] = seg[:, 1] - seg[:, 0]
+        spans = all_spans[row:row + len(vals)]
+        strides = all_strides[row:row + len(vals)]
+        row += len(vals)
         if is_write:
             written.update(j for j in range(n) if spans[:, j].any())
         accesses.append(
