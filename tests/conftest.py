@@ -21,9 +21,9 @@ def target(host_spec):
 
 @pytest.fixture(scope="session")
 def builder(host_spec):
-    from pruner_ms import make_builder
+    from pruner_ms import WarmPoolBuilder
 
-    return make_builder(max_workers=host_spec.cores)
+    return WarmPoolBuilder(max_workers=host_spec.cores)
 
 
 @pytest.fixture()

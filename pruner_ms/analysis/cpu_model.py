@@ -132,7 +132,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
     )
     t_mem = {}
     traffic = {}
-    lines = sum(a.footprints(line)[1] for a in accesses) if accesses else np.full(n + 1, float(line))
+    lines = sum(a.line_footprints(line) for a in accesses) if accesses else np.full(n + 1, float(line))
     for name, capacity, bandwidth in levels:
         traffic[name] = _traffic(lines, loops, capacity * CACHE_USABLE_FRACTION)
         t_mem[name] = traffic[name] / bandwidth

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 
 import numpy as np
 from tvm import ir, tirx
@@ -47,9 +46,9 @@ class Access:
             mult *= self.shape[d]
         return total
 
-    def footprints(self, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
-        """Bytes and cache-line bytes touched while loops ``i..`` sweep their ranges, for every
-        ``i`` in ``0..n`` (``i = n``: one iteration of the block)."""
+    def line_footprints(self, line_bytes: int) -> np.ndarray:
+        """Cache-line bytes touched while loops ``i..`` sweep their ranges, for every ``i`` in
+        ``0..n`` (``i = n``: one iteration of the block)."""
         nd, n = self.spans.shape
         suffix = np.zeros((n + 1, nd))
         if n:
@@ -62,8 +61,7 @@ class Access:
         else:
             elems = np.ones(n + 1)
             lines = np.full(n + 1, float(line_bytes))
-        nbytes = elems * self.dtype_bytes
-        return nbytes, np.maximum(lines, nbytes)
+        return np.maximum(lines, elems * self.dtype_bytes)
 
 
 @dataclasses.dataclass
@@ -77,9 +75,6 @@ class LeafNest:
     reduction_loops: list[bool]  # loop j carries no written index (a reduction loop of this block)
     intrinsics: list[str] = dataclasses.field(default_factory=list)  # calls in the body (tensor intrinsics)
 
-    @property
-    def iterations(self) -> float:
-        return float(math.prod(l.extent for l in self.loops))
 
 
 class _PySource:

@@ -37,14 +37,14 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
 
     from ..hardware import host_cpu_spec
     from ..integration.timeline import Timeline, TimedStrategy, TimelineCallback
-    from ..integration.workarounds import make_builder, detach_unnamed_log_handlers
+    from ..integration.workarounds import WarmPoolBuilder, detach_unnamed_log_handlers
 
     spec = host_cpu_spec()
     target = tvm.target.Target(spec.target())
     strat, cost_model = make_strategy(strategy, spec.cores, pruner_kwargs)
     timeline = Timeline(trials, progress=progress, desc=f"{workload.name} {strategy} seed={seed}")
     callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [TimelineCallback(timeline)]
-    builder = make_builder(max_workers=spec.cores)
+    builder = WarmPoolBuilder(max_workers=spec.cores)
     detach_unnamed_log_handlers()
     timeline.restart()
     db = ms.tune_tir(

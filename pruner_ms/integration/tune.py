@@ -4,7 +4,7 @@ from __future__ import annotations
 from tvm import IRModule, tirx
 from tvm.s_tir import meta_schedule as ms
 
-from .workarounds import make_builder, detach_unnamed_log_handlers, normalize_target
+from .workarounds import WarmPoolBuilder, detach_unnamed_log_handlers, normalize_target
 
 
 class WorkloadError(ValueError):
@@ -56,7 +56,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     mod = check_workload(mod)
     detach_unnamed_log_handlers()
     if builder is None:
-        builder = make_builder(max_workers=int(target.attrs.get("num-cores", 0) or 0) or None)
+        builder = WarmPoolBuilder(max_workers=int(target.attrs.get("num-cores", 0) or 0) or None)
     return ms.tune_tir(
         mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
         strategy=strategy if strategy is not None else PrunerSearch(), cost_model=cost_model,

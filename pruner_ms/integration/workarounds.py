@@ -103,11 +103,6 @@ class _WarmPoolBuilder(LocalBuilder._cls):  # type: ignore[name-defined]
 WarmPoolBuilder = derived_object(_WarmPoolBuilder)
 
 
-def make_builder(**kwargs):
-    """The builder pruner_ms uses by default: a :class:`WarmPoolBuilder` (keywords pass through)."""
-    return WarmPoolBuilder(**kwargs)
-
-
 # -- targets --------------------------------------------------------------------------------------
 class TargetError(ValueError):
     """A target TVM 0.27 cannot use, with the form it needs."""

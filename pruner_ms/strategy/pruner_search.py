@@ -1,6 +1,7 @@
 """PrunerSearch: Draft-then-Verify exploration as a MetaSchedule search strategy."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -30,8 +31,6 @@ def analyzer_for_target(target) -> SymbolicAnalyzer:
     mcpu = str(target.attrs.get("mcpu", "") or host.llvm_mcpu)
     cores = int(target.attrs.get("num-cores", 0) or host.cores)
     if mcpu == host.llvm_mcpu:
-        import dataclasses
-
         return SymbolicAnalyzer(dataclasses.replace(host, cores=cores))
     return SymbolicAnalyzer(load_cpu_spec(mcpu, cores=cores))
 
@@ -159,6 +158,8 @@ class PrunerSearch(PySearchStrategy):
         self.measured_top = self._load_measured(every_record=True)
 
     def post_tuning(self) -> None:
+        logger.info("PrunerSearch: %d measured rounds, %d candidate replays or mutations failed",
+                    self.round, self.population.failures)
         self.population.close()
         self.drafts = []
         self._analyzer_cache = {}
