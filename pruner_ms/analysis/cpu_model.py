@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..hardware.cpu import CPUSpec
-from .loop_nest import Access, LeafNest
+from .loop_nest import LeafNest
 
 # Only half of a cache is usable for one working set: associativity conflicts, other data.
 CACHE_USABLE_FRACTION = 0.5
@@ -36,16 +36,6 @@ class NestEstimate:
     symbols: dict
 
 
-def _reduce_columns(nest: LeafNest) -> tuple[list, list[Access], list[bool]]:
-    """Drop unit loops: they neither iterate nor change footprints."""
-    keep = [j for j, loop in enumerate(nest.loops) if loop.extent > 1]
-    loops = [nest.loops[j] for j in keep]
-    accesses = [
-        dataclasses.replace(a, spans=a.spans[:, keep], strides=a.strides[:, keep]) for a in nest.accesses
-    ]
-    return loops, accesses, [nest.reduction_loops[j] for j in keep]
-
-
 def _traffic(lines: np.ndarray, loops, capacity: float) -> float:
     """Bytes a cache of ``capacity`` must fetch: the largest sub-nest whose lines fit (``lines[i]``
     for the nest under loop ``i``) is loaded once per iteration of the loops around it."""
@@ -58,7 +48,7 @@ def _traffic(lines: np.ndarray, loops, capacity: float) -> float:
 
 
 def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
-    loops, accesses, reduction = _reduce_columns(nest)
+    loops, accesses, reduction = nest.loops, nest.accesses, nest.reduction_loops
     n = len(loops)
     iters = float(math.prod(l.extent for l in loops))
     writes = [a for a in accesses if a.is_write]

@@ -14,6 +14,14 @@ import functools
 import numpy as np
 from tvm import ir, tirx
 from tvm.s_tir import SBlockRealize
+from tvm_ffi import _ffi_api as _ffi
+
+_get, _size = _ffi.ArrayGetItem, _ffi.ArraySize
+
+
+def _items(arr) -> list:
+    """The elements of an FFI Array (its Python iterator re-checks length and index per element)."""
+    return [_get(arr, i) for i in range(_size(arr))]
 
 _FLOAT_OPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.FloorDiv, tirx.Max, tirx.Min)
 
@@ -66,7 +74,7 @@ class Access:
 
 @dataclasses.dataclass
 class LeafNest:
-    """A leaf block with the loops around it (outermost first)."""
+    """A leaf block with the loops around it (outermost first, unit loops left out)."""
 
     name: str
     loops: list[Loop]
@@ -161,10 +169,10 @@ def _count_ops(node) -> tuple[int, list[str]]:
         elif isinstance(n, tirx.BufferStore):
             stack.append(n.value)
         elif isinstance(n, tirx.SeqStmt):
-            stack += list(n.seq)
+            stack += _items(n.seq)
         elif isinstance(n, ir.Call):
             calls.append(str(getattr(n.op, "name", n.op)))
-            stack += list(n.args)
+            stack += _items(n.args)
         elif isinstance(n, (tirx.Evaluate, tirx.Cast)):
             stack.append(n.value)
         elif isinstance(n, tirx.IfThenElse):
@@ -197,7 +205,7 @@ def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[Le
     """Append the leaf nests under ``stmt`` to ``out``; return whether any block was found."""
     if isinstance(stmt, tirx.SeqStmt):
         found = False
-        for s in stmt.seq:
+        for s in _items(stmt.seq):
             found |= _walk(s, loops, loop_vars, bindings, out)
         return found
     if isinstance(stmt, tirx.For):
@@ -209,7 +217,7 @@ def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[Le
         return _walk(stmt.body, loops + [loop], loop_vars + [stmt.loop_var], bindings, out)
     if isinstance(stmt, SBlockRealize):
         block = stmt.block
-        inner = bindings + list(zip((iv.var for iv in block.iter_vars), stmt.iter_values))
+        inner = bindings + list(zip((iv.var for iv in _items(block.iter_vars)), _items(stmt.iter_values)))
         children: list[LeafNest] = []
         if _walk(block.body, loops, loop_vars, inner, children):
             out.extend(children)
@@ -226,12 +234,15 @@ def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[Le
     return False
 
 
-def _leaf(block, loops: list[Loop], loop_vars: list, bindings: list) -> LeafNest:
+def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafNest:
+    # unit loops neither iterate nor move an index: their variables are 0 and they are left out
+    keep = [j for j, loop in enumerate(all_loops) if loop.extent > 1]
+    loops = [all_loops[j] for j in keep]
     n = len(loops)
     # sample points: each loop alone at 0, 1, middle and last (the others at 0)
     segments, columns = [], []
     for j, loop in enumerate(loops):
-        points = sorted({0, 1, loop.extent // 2, loop.extent - 1}) if loop.extent > 1 else [0]
+        points = sorted({0, 1, loop.extent // 2, loop.extent - 1})
         segments.append((len(columns), len(columns) + len(points)))
         for p in points:
             col = [0] * n
@@ -240,23 +251,23 @@ def _leaf(block, loops: list[Loop], loop_vars: list, bindings: list) -> LeafNest
     samples = np.array(columns, dtype=np.int64).reshape(-1, n).T  # (n, S)
 
     src = _PySource()
-    for var in loop_vars:
-        src.name(var)
-    lines = [f"    {src.name(v)} = L[{j}]" for j, v in enumerate(loop_vars)]
+    lines = [f"    {src.name(v)} = 0" for v in all_vars]
+    lines += [f"    {src.name(all_vars[j])} = L[{i}]" for i, j in enumerate(keep)]
     for var, value in bindings:  # outer blocks first, so chained bindings resolve
         rhs = src(value)
         lines.append(f"    {src.name(var)} = {rhs}")
-    regions = [(False, r) for r in block.reads] + [(True, r) for r in block.writes]
-    outs = [[src(r.min) for r in region.region] for _, region in regions]
-    body = "\n".join(lines + ["    return [" + ", ".join("[" + ", ".join(o) + "]" for o in outs) + "]"])
-    values = _compiled(body)(samples, src.consts) if columns else [[0] * len(o) for o in outs]
+    regions = [(False, r) for r in _items(block.reads)] + [(True, r) for r in _items(block.writes)]
+    ranges = [_items(region.region) for _, region in regions]
+    outs = [src(r.min) for rs in ranges for r in rs]
+    dims = [len(rs) for rs in ranges]
+    lines.append("    Z = L[0] * 0")  # broadcasts constant indices to one row per sample
+    body = "\n".join(lines + ["    return [" + ", ".join(f"{o} + Z" for o in outs) + "]"])
 
     # spans and unit strides of every index of every access, for all loops at once
-    rows = [v for vals in values for v in vals]
-    all_spans = np.zeros((len(rows), n))
-    all_strides = np.zeros((len(rows), n))
-    if rows and columns:
-        mat = np.array([np.broadcast_to(v, (len(columns),)) for v in rows], dtype=np.float64)
+    all_spans = np.zeros((len(outs), n))
+    all_strides = np.zeros((len(outs), n))
+    if outs and columns:
+        mat = np.array(_compiled(body)(samples, src.consts), dtype=np.float64)
         starts = np.array([lo for lo, _ in segments])
         all_spans = np.maximum.reduceat(mat, starts, axis=1) - np.minimum.reduceat(mat, starts, axis=1)
         multi = np.array([hi - lo > 1 for lo, hi in segments])
@@ -264,11 +275,11 @@ def _leaf(block, loops: list[Loop], loop_vars: list, bindings: list) -> LeafNest
     written: set[int] = set()
     accesses: list[Access] = []
     row = 0
-    for (is_write, region), vals in zip(regions, values):
+    for (is_write, region), rs, nd in zip(regions, ranges, dims):
         buf = region.source  # 0.27: a buffer-typed Var
-        spans = all_spans[row:row + len(vals)]
-        strides = all_strides[row:row + len(vals)]
-        row += len(vals)
+        spans = all_spans[row:row + nd]
+        strides = all_strides[row:row + nd]
+        row += nd
         if is_write:
             written.update(j for j in range(n) if spans[:, j].any())
         accesses.append(
@@ -277,11 +288,11 @@ def _leaf(block, loops: list[Loop], loop_vars: list, bindings: list) -> LeafNest
                 scope=str(buf.scope()),
                 dtype_bytes=_dtype_bytes(buf.dtype),
                 is_write=is_write,
-                shape=tuple(_int(s) or 1 for s in buf.shape),
+                shape=tuple(_int(s) or 1 for s in _items(buf.shape)),
                 spans=spans,
                 strides=strides,
-                base_extent=np.array([float(_int(r.extent) or 1) for r in region.region]),
+                base_extent=np.array([float(_int(r.extent) or 1) for r in rs]),
             )
         )
     ops, calls = _count_ops(block.body)
-    return LeafNest(str(block.name_hint), list(loops), accesses, ops, [j not in written for j in range(n)], calls)
+    return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls)
