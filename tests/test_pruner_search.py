@@ -1,7 +1,6 @@
 """PrunerSearch through real MetaSchedule tuning on the local CPU (small budgets)."""
 from __future__ import annotations
 
-
 import pytest
 import tvm
 import tvm_ffi
@@ -53,7 +52,6 @@ def test_tune_tir_matches_numpy_and_never_repeats(tmp_path, target, builder, gem
 @pytest.mark.slow
 def test_cold_start_measures_analyzer_drafts(tmp_path, target, builder):
     """With an untrained model the first batch is the analyzer's best drafts: far better than random."""
-
     wl = gemm(256, 256, 256)
     strat = PrunerSearch(**SMALL)
     ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,

@@ -84,7 +84,6 @@ class LeafNest:
     intrinsics: list[str] = dataclasses.field(default_factory=list)  # calls in the body (tensor intrinsics)
 
 
-
 class _PySource:
     """Write integer index expressions as numpy-vectorized Python source.
 
@@ -259,7 +258,6 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     regions = [(False, r) for r in _items(block.reads)] + [(True, r) for r in _items(block.writes)]
     ranges = [_items(region.region) for _, region in regions]
     outs = [src(r.min) for rs in ranges for r in rs]
-    dims = [len(rs) for rs in ranges]
     lines.append("    Z = L[0] * 0")  # broadcasts constant indices to one row per sample
     body = "\n".join(lines + ["    return [" + ", ".join(f"{o} + Z" for o in outs) + "]"])
 
@@ -275,8 +273,9 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     written: set[int] = set()
     accesses: list[Access] = []
     row = 0
-    for (is_write, region), rs, nd in zip(regions, ranges, dims):
+    for (is_write, region), rs in zip(regions, ranges):
         buf = region.source  # 0.27: a buffer-typed Var
+        nd = len(rs)
         spans = all_spans[row:row + nd]
         strides = all_strides[row:row + nd]
         row += nd

@@ -104,18 +104,8 @@ class PrunerSearch(PySearchStrategy):
                 raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
         if not 0.0 <= eps_greedy <= 1.0 or not 0.0 <= mutate_prob <= 1.0:
             raise ValueError("PrunerSearch: eps_greedy and mutate_prob must lie in [0, 1]")
-        self.population_size = population_size
-        self.draft_size = draft_size
-        self.draft_every = draft_every
-        self.draft_iters = draft_iters
-        self.verify_iters = verify_iters
-        self.mutate_prob = mutate_prob
-        self.init_measured_ratio = init_measured_ratio
-        self.eps_greedy = eps_greedy
-        self.analyzer = analyzer
-        self.xgb_warmup_samples = xgb_warmup_samples
-        self.analyzer_prior_samples = analyzer_prior_samples
-        self.num_threads = num_threads
+        for name, value in self._params.items():  # one attribute per keyword, as passed
+            setattr(self, name, value)
         self.context = None
 
     # -- MetaSchedule interface ------------------------------------------------------------------
