@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 
 def main(argv=None) -> int:
-    from pruner_ms.bench.compare import STRATEGIES, compare, format_table, save
+    from pruner_ms.bench.compare import STRATEGIES, compare, format_report, save
     from pruner_ms.bench.workloads import WORKLOADS
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,10 +29,15 @@ def main(argv=None) -> int:
     p.add_argument("--draft-size", type=int, default=None, help="PrunerSearch draft_size override")
     p.add_argument("--work-dir", default=None, help="where the tuning databases go (default: a temp dir)")
     p.add_argument("--out", default="results/compare.json", help="JSON output path")
+    p.add_argument("--remeasure-passes", type=int, default=5,
+                   help="after tuning, re-measure each run's decisive programs this many times, round-robin "
+                        "(0: report tuning-time latencies only)")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     if a.trials <= 0 or a.trials_per_iter <= 0:
         p.error("--trials and --trials-per-iter must be positive")
+    if a.remeasure_passes < 0:
+        p.error("--remeasure-passes must be 0 or more")
     kw = {}
     if a.population:
         kw["population_size"] = a.population
@@ -40,17 +45,18 @@ def main(argv=None) -> int:
         kw["draft_size"] = a.draft_size
     seeds = [int(s) for s in a.seeds.split(",")]
     t = time.time()
-    runs, summary = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
-                            trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
-                            progress=not a.no_progress, pruner_kwargs=kw)
-    table = format_table(runs, summary)
+    runs, summaries = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
+                              trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
+                              progress=not a.no_progress, pruner_kwargs=kw,
+                              remeasure_passes=a.remeasure_passes)
+    table = format_report(runs, summaries)
     print("\n" + table)
     meta = {"argv": sys.argv, "host": platform.node(), "python": platform.python_version(),
             "total_seconds": time.time() - t, "pruner_kwargs": kw}
     from pruner_ms.hardware import host_cpu_spec
 
     meta["cpu"] = host_cpu_spec().target()
-    save(a.out, runs, summary, meta)
+    save(a.out, runs, summaries, meta)
     with open(os.path.splitext(a.out)[0] + ".md", "w", encoding="utf-8") as f:
         f.write(table + "\n")
     print(f"\nwrote {a.out}")

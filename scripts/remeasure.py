@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         p.error(f"no valid record for {wl.name} in {a.work_dir}")
     ex = tvm.compile(sch.mod, target=target)
     args = [tvm.runtime.tensor(x) for x in wl.make_inputs(np.random.default_rng(0))]
-    args.append(tvm.runtime.empty(wl.output_shape, "float32"))
+    args.append(tvm.runtime.empty(wl.output_shape, wl.output_dtype))
     # the LocalRunner's default evaluator settings, so the spread matches what tuning sees
     ev = ex.mod.time_evaluator("main", tvm.cpu(), number=3, repeat=1, min_repeat_ms=100)
     xs = np.array([ev(*args).mean for _ in range(a.times)]) * 1e3

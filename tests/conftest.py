@@ -39,6 +39,6 @@ def run_and_check(sch_mod, workload, target) -> float:
 
     ex = tvm.compile(sch_mod, target=target)
     inputs = workload.make_inputs(np.random.default_rng(1))
-    args = [tvm.runtime.tensor(x) for x in inputs] + [tvm.runtime.empty(workload.output_shape, "float32")]
+    args = [tvm.runtime.tensor(x) for x in inputs] + [tvm.runtime.empty(workload.output_shape, workload.output_dtype)]
     ex["main"](*args)
     return float(np.max(np.abs(args[-1].numpy() - workload.reference(*inputs))))

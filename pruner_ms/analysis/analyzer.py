@@ -7,6 +7,7 @@ from tvm import IRModule, tirx
 
 from ..hardware.cpu import CPUSpec
 from .cpu_model import NestEstimate, estimate_nest
+from .gpu_model import estimate_kernels
 from .loop_nest import extract_nests
 
 
@@ -15,14 +16,16 @@ class Estimate:
     """Analyzer output for one program: estimated seconds and the per-block symbols behind it."""
 
     seconds: float
-    nests: list[NestEstimate]
+    nests: list[NestEstimate]  # per leaf block on a CPU, per kernel on a GPU
 
     @property
     def symbols(self) -> dict:
-        """Per-program totals of the most telling symbols."""
-        total = {"seconds": self.seconds, "flops": sum(n.symbols["flops"] for n in self.nests)}
-        for key in ("bytes_from_l2", "bytes_from_l3", "bytes_from_dram"):
-            total[key] = sum(n.symbols[key] for n in self.nests)
+        """Per-program totals: seconds, FLOPs (by unit on a GPU) and bytes per memory level."""
+        total = {"seconds": self.seconds}
+        for n in self.nests:
+            for key, value in n.symbols.items():
+                if key.endswith("flops") or key.startswith("bytes_"):
+                    total[key] = total.get(key, 0.0) + value
         return total
 
 
@@ -37,20 +40,25 @@ def _prim_funcs(mod) -> list[tirx.PrimFunc]:
 
 
 class SymbolicAnalyzer:
-    """Estimate the latency of scheduled TensorIR on a CPU described by a :class:`CPUSpec`.
+    """Estimate the latency of scheduled TensorIR on a CPU or an NVIDIA GPU.
 
     Parameters
     ----------
-    spec : CPUSpec
-        The hardware; :func:`pruner_ms.hardware.host_cpu_spec` describes this machine.
+    spec : CPUSpec or GPUSpec
+        The hardware: :func:`pruner_ms.hardware.host_cpu_spec` describes this machine,
+        :func:`pruner_ms.hardware.gpu_spec_for_target` a GPU target.
     """
 
-    def __init__(self, spec: CPUSpec) -> None:
+    def __init__(self, spec) -> None:
         self.spec = spec
+        self.is_gpu = not isinstance(spec, CPUSpec)
 
     def analyze(self, mod) -> Estimate:
-        nests = [estimate_nest(n, self.spec) for f in _prim_funcs(mod) for n in extract_nests(f)]
-        return Estimate(sum(n.seconds for n in nests), nests)
+        if self.is_gpu:
+            parts = [k for f in _prim_funcs(mod) for k in estimate_kernels(extract_nests(f), self.spec)]
+        else:
+            parts = [estimate_nest(n, self.spec) for f in _prim_funcs(mod) for n in extract_nests(f)]
+        return Estimate(sum(n.seconds for n in parts), parts)
 
     def estimate_seconds(self, mod) -> float:
         return self.analyze(mod).seconds

@@ -31,6 +31,7 @@ class Loop:
     extent: int
     kind: str  # "serial" | "parallel" | "vectorized" | "unrolled" | "thread:<tag>"
     auto_unroll: int  # pragma_auto_unroll_max_step in force at this loop (0 when none)
+    pipeline_stages: int = 0  # software_pipeline_stage annotation: number of stages (0 when none)
 
 
 @dataclasses.dataclass
@@ -45,6 +46,7 @@ class Access:
     # strides[d, j]: change of index d for one step of loop j
     strides: np.ndarray
     base_extent: np.ndarray  # region extent of the block itself per dimension
+    row_align: tuple[int, int] | None = None  # storage_align (factor, offset) of the row stride, if any
 
     def elem_stride(self, loop: int) -> int:
         """Stride in elements of the flattened address for one step of ``loop``."""
@@ -82,6 +84,7 @@ class LeafNest:
     float_ops: int  # arithmetic ops per innermost iteration
     reduction_loops: list[bool]  # loop j carries no written index (a reduction loop of this block)
     intrinsics: list[str] = dataclasses.field(default_factory=list)  # calls in the body (tensor intrinsics)
+    root: Loop | None = None  # outermost loop around the block, unit loops included (one GPU kernel each)
 
 
 class _PySource:
@@ -212,7 +215,9 @@ def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[Le
         ann = stmt.annotations.get("pragma_auto_unroll_max_step") if stmt.annotations else None
         if ann is not None:
             unroll = int(ann)
-        loop = Loop(_int(stmt.extent) or 1, _kind(stmt), unroll)
+        stages = stmt.annotations.get("software_pipeline_stage") if stmt.annotations else None
+        loop = Loop(_int(stmt.extent) or 1, _kind(stmt), unroll,
+                    max(int(x) for x in _items(stages)) + 1 if stages is not None and _size(stages) else 0)
         return _walk(stmt.body, loops + [loop], loop_vars + [stmt.loop_var], bindings, out)
     if isinstance(stmt, SBlockRealize):
         block = stmt.block
@@ -293,5 +298,13 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
                 base_extent=np.array([float(_int(r.extent) or 1) for r in rs]),
             )
         )
+    # storage_align of written buffers, [[write index, axis, factor, offset], ...]: pads shared rows
+    align = block.annotations.get("buffer_dim_align") if block.annotations else None
+    writes = [a for a in accesses if a.is_write]
+    for entry in _items(align) if align is not None else []:
+        vals = [int(x) for x in _items(entry)]
+        if len(vals) == 4 and vals[0] < len(writes) and vals[1] == len(writes[vals[0]].shape) - 2:
+            writes[vals[0]].row_align = (vals[2], vals[3])
     ops, calls = _count_ops(block.body)
-    return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls)
+    root = all_loops[0] if all_loops else None
+    return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls, root)

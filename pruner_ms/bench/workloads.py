@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from tvm import te, tirx
@@ -16,6 +16,7 @@ class Workload:
     reference: Callable[..., np.ndarray]
     output_shape: tuple[int, ...]
     flops: float
+    output_dtype: str = "float32"
 
 
 def gemm(m: int, n: int, k: int) -> Workload:
@@ -27,6 +28,21 @@ def gemm(m: int, n: int, k: int) -> Workload:
         f"gemm-{m}x{n}x{k}", te.create_prim_func([A, B, C]),
         lambda rng: [rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)],
         lambda a, b: a @ b, (m, n), 2.0 * m * n * k,
+    )
+
+
+def gemm_fp16(m: int, n: int, k: int, *, acc_dtype: str = "float32") -> Workload:
+    """C = A @ B on fp16 inputs accumulated in ``acc_dtype``: the shape tensor cores tensorize."""
+    A = te.placeholder((m, k), "float16", name="A")
+    B = te.placeholder((k, n), "float16", name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r].astype(acc_dtype) * B[r, j].astype(acc_dtype), axis=r),
+                   name="C")
+    return Workload(
+        f"gemm-fp16-{m}x{n}x{k}" + ("" if acc_dtype == "float32" else "-acc16"), te.create_prim_func([A, B, C]),
+        lambda rng: [rng.random((m, k)).astype(np.float16), rng.random((k, n)).astype(np.float16)],
+        lambda a, b: (a.astype(np.float32) @ b.astype(np.float32)).astype(acc_dtype), (m, n), 2.0 * m * n * k,
+        acc_dtype,
     )
 
 
@@ -66,6 +82,7 @@ WORKLOADS: dict[str, Callable[[], Workload]] = {
     "gemm-256": lambda: gemm(256, 256, 256),
     "gemm-64": lambda: gemm(64, 64, 64),
     "conv2d-resnet": lambda: conv2d_nchw(1, 64, 56, 56, 64, 3, 3, 1),
+    "gemm-fp16-1024": lambda: gemm_fp16(1024, 1024, 1024),
 }
 
 

@@ -61,7 +61,7 @@ def _spec_files() -> list[Path]:
     return sorted((configs_dir() / "cpu").glob("*.json"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read(path: str) -> dict:
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -148,7 +148,7 @@ def _sysfs_cache_bytes() -> dict[int, int]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_cpu_spec() -> CPUSpec:
     """The spec of this machine: LLVM's name for the CPU, its physical cores and cache sizes.
 

@@ -4,6 +4,13 @@ from __future__ import annotations
 from tvm import IRModule, tirx
 from tvm.s_tir import meta_schedule as ms
 
+from .cuda import (
+    TENSOR_CORE_SPACE,
+    CudaBuilder,
+    check_runner,
+    check_tensorizable,
+    tensor_core_space,
+)
 from .workarounds import WarmPoolBuilder, detach_unnamed_log_handlers, normalize_target
 
 
@@ -37,14 +44,28 @@ def check_workload(mod) -> IRModule:
     return mod
 
 
+def default_builder(target, *, max_workers: int | None = None):
+    """The builder :func:`tune_tir` uses when none is given: :class:`~pruner_ms.integration.cuda.CudaBuilder`
+    (tvm.compile + nvcc) for CUDA targets, :class:`~pruner_ms.WarmPoolBuilder` otherwise."""
+    if target.kind.name == "cuda":
+        host = target.host if target.host is not None else target
+        return CudaBuilder(max_workers=max_workers or int(host.attrs.get("num-cores", 0) or 0) or None)
+    return WarmPoolBuilder(max_workers=max_workers or int(target.attrs.get("num-cores", 0) or 0) or None)
+
+
 def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=None, cost_model="xgb",
              builder=None, num_trials_per_iter: int = 64, **kwargs):
     """Tune a TIR workload with :class:`~pruner_ms.PrunerSearch` (default) through ``ms.tune_tir``.
 
     Differences from calling ``ms.tune_tir`` directly: the target is checked (legacy strings get an
     error that shows the dict form), the workload must have something to tune, the budget must be
-    positive, and the builder defaults to :class:`~pruner_ms.WarmPoolBuilder`. Other keywords pass
-    through unchanged.
+    positive, and the builder defaults to :class:`~pruner_ms.WarmPoolBuilder` (LLVM) or
+    :class:`~pruner_ms.integration.cuda.CudaBuilder` (CUDA). For a GPU target measured by the local
+    runner (``runner`` not given, ``"local"`` or a ``LocalRunner``) on a machine without that GPU,
+    :class:`~pruner_ms.integration.cuda.NoGPUError` is raised before anything else.
+    ``space="cuda-tensorcore"`` selects MetaSchedule's tensor-core rules, postprocs and mutators, and
+    a workload none of whose sketches tensorizes raises
+    :class:`~pruner_ms.integration.cuda.NotTensorizableError`. Other keywords pass through unchanged.
     """
     from ..strategy import PrunerSearch
 
@@ -53,10 +74,14 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     if num_trials_per_iter <= 0:
         raise ValueError(f"num_trials_per_iter must be positive, got {num_trials_per_iter}")
     target = normalize_target(target)
+    check_runner(target, kwargs.get("runner"))  # no local measurement without the GPU
     mod = check_workload(mod)
+    if kwargs.get("space") == TENSOR_CORE_SPACE:
+        check_tensorizable(mod, target)
+        kwargs["space"] = tensor_core_space()
     detach_unnamed_log_handlers()
     if builder is None:
-        builder = WarmPoolBuilder(max_workers=int(target.attrs.get("num-cores", 0) or 0) or None)
+        builder = default_builder(target)
     return ms.tune_tir(
         mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
         strategy=strategy if strategy is not None else PrunerSearch(), cost_model=cost_model,

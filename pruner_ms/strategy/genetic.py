@@ -1,7 +1,7 @@
 """A small genetic search over candidates with any fitness function (higher is better)."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

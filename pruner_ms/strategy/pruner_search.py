@@ -18,13 +18,17 @@ logger = logging.getLogger("pruner_ms")
 
 
 def analyzer_for_target(target) -> SymbolicAnalyzer:
-    """The symbolic analyzer that matches a TVM target (the host spec for ``llvm``)."""
+    """The symbolic analyzer that matches a TVM target: the host spec for ``llvm``, the GPU spec of
+    ``configs/gpu`` for a ``cuda`` target (an unknown GPU raises :class:`~pruner_ms.hardware.UnknownGPUError`)."""
     from ..hardware.cpu import host_cpu_spec, load_cpu_spec
+    from ..hardware.gpu import gpu_spec_for_target
 
     kind = str(target.kind.name)
+    if kind == "cuda":
+        return SymbolicAnalyzer(gpu_spec_for_target(target))
     if kind != "llvm":
         raise NotImplementedError(
-            f"PrunerSearch has no analyzer for target kind {kind!r} yet; only 'llvm' CPU targets are "
+            f"PrunerSearch has no analyzer for target kind {kind!r}; 'llvm' CPU and 'cuda' NVIDIA targets are "
             "supported. Pass analyzer=SymbolicAnalyzer(spec) for a custom description."
         )
     host = host_cpu_spec()
@@ -33,6 +37,13 @@ def analyzer_for_target(target) -> SymbolicAnalyzer:
     if mcpu == host.llvm_mcpu:
         return SymbolicAnalyzer(dataclasses.replace(host, cores=cores))
     return SymbolicAnalyzer(load_cpu_spec(mcpu, cores=cores))
+
+
+# The paper's constants (population, drafts, draft GA iterations, random share of the population).
+PAPER_DEFAULTS = {"population_size": 1536, "draft_size": 512, "draft_iters": 2, "random_share": 1.0}
+# CUDA spaces: replays cost ~10x more and ~90 % of random tensor-core samples are invalid, so a draft
+# grows a smaller population mostly by mutation (measured in scripts/tc_host_time.py).
+CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "random_share": 0.25}
 
 
 @derived_object
@@ -50,14 +61,20 @@ class PrunerSearch(PySearchStrategy):
 
     Parameters
     ----------
-    population_size : int
-        Random programs sampled per draft; also the GA population (paper: 1536).
-    draft_size : int
-        Drafts kept after the analyzer-driven search (paper: 512).
+    population_size : int, optional
+        Programs per draft population, also the GA population (paper and CPU default: 1536; CUDA
+        default: 256, see ``random_share``).
+    draft_size : int, optional
+        Drafts kept after the analyzer-driven search (paper and CPU default: 512; CUDA default: 64).
     draft_every : int
         Redraft period in rounds (paper: 2).
-    draft_iters : int
-        Genetic iterations scored by the analyzer (paper: 2).
+    draft_iters : int, optional
+        Genetic iterations scored by the analyzer (paper and CPU default: 2; CUDA default: 1).
+    random_share : float, optional
+        Share of each draft population sampled at random from the design spaces; the rest are
+        mutations of the best programs known (last drafts, measured best). Paper and CPU default: 1.0.
+        CUDA default: 0.25, because on tensor-core spaces ~90 % of random samples fail
+        ``VerifyGPUCode`` (a valid random program costs ~0.5 s of replay on 2 cores, a valid mutation ~0.1 s).
     verify_iters : int
         Genetic iterations scored by the learned model (paper: 1).
     mutate_prob : float
@@ -77,6 +94,9 @@ class PrunerSearch(PySearchStrategy):
         verification ranks by ``w * model + (1 - w) * analyzer`` (both as normalized throughput) with
         ``w = n / (n + analyzer_prior_samples)`` after ``n`` measured programs. 0 ranks by the model
         alone, as the paper does with its pretrained-quality PaCM.
+    draft_bar : bool
+        Only candidates the analyzer scores at least as high as the last draft may be verified into a
+        batch (mutations of measured programs included). False lets the learned model pick any mutation.
     num_threads : int, optional
         Threads replaying candidates (TVM releases the GIL); defaults to the context's ``num_threads``.
     """
@@ -84,10 +104,11 @@ class PrunerSearch(PySearchStrategy):
     def __init__(
         self,
         *,
-        population_size: int = 1536,
-        draft_size: int = 512,
+        population_size: int | None = None,
+        draft_size: int | None = None,
         draft_every: int = 2,
-        draft_iters: int = 2,
+        draft_iters: int | None = None,
+        random_share: float | None = None,
         verify_iters: int = 1,
         mutate_prob: float = 0.85,
         init_measured_ratio: float = 0.1,
@@ -95,15 +116,18 @@ class PrunerSearch(PySearchStrategy):
         analyzer: SymbolicAnalyzer | None = None,
         xgb_warmup_samples: int | None = 0,
         analyzer_prior_samples: int = 64,
+        draft_bar: bool = True,
         num_threads: int | None = None,
     ) -> None:
         self._params = {k: v for k, v in locals().items() if k != "self"}  # for clone()
         for name, value in (("population_size", population_size), ("draft_size", draft_size),
                             ("draft_every", draft_every)):
-            if value < 1:
+            if value is not None and value < 1:
                 raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
         if not 0.0 <= eps_greedy <= 1.0 or not 0.0 <= mutate_prob <= 1.0:
             raise ValueError("PrunerSearch: eps_greedy and mutate_prob must lie in [0, 1]")
+        if random_share is not None and not 0.0 < random_share <= 1.0:
+            raise ValueError(f"PrunerSearch: random_share must lie in (0, 1], got {random_share}")
         for name, value in self._params.items():  # one attribute per keyword, as passed
             setattr(self, name, value)
         self.context = None
@@ -113,6 +137,10 @@ class PrunerSearch(PySearchStrategy):
         self.context = context
         if self.analyzer is None:
             self.analyzer = analyzer_for_target(context.target)
+        preset = CUDA_DEFAULTS if str(context.target.kind.name) == "cuda" else PAPER_DEFAULTS
+        for name, value in preset.items():  # keywords left at None take the target's defaults
+            if getattr(self, name) is None:
+                setattr(self, name, value)
         seed = int(context.rand_state) if int(context.rand_state) >= 0 else None
         self._rng = np.random.default_rng(seed)
         if self.num_threads is None:
@@ -224,9 +252,17 @@ class PrunerSearch(PySearchStrategy):
         return w * model + (1.0 - w) * analyzer
 
     def _draft(self) -> None:
-        random = self.population.sample(self.design_spaces, self.population_size)
+        n_random = max(1, round(self.random_share * self.population_size))
+        init = self.population.sample(self.design_spaces, n_random)
+        if len(init) < self.population_size:  # grow by mutating the best programs known
+            seeds = init + [c for _, c in self._fresh_drafts()] + self.measured_top
+            if seeds:
+                scores = np.maximum(self._analyzer_scores(seeds), 0.0)
+                p = scores / scores.sum() if scores.sum() > 0 else None
+                parents = [seeds[i] for i in self._rng.choice(len(seeds), size=self.population_size - len(init), p=p)]
+                init += [c for c in self.population.mutate_many(parents) if c is not None]
         self.drafts = evolve(
-            self.population, random, self._analyzer_scores,
+            self.population, init, self._analyzer_scores,
             iterations=self.draft_iters, keep=self.draft_size, mutate_prob=self.mutate_prob,
             exclude=self.measured, offspring=self.population_size,
         )
@@ -246,7 +282,7 @@ class PrunerSearch(PySearchStrategy):
                 self.population, init, self._verify_scores,
                 iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
                 exclude=self.measured, offspring=len(init),
-                eligible=lambda cands: self._analyzer_scores(cands) >= bar,
+                eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if self.draft_bar else None,
             )
             ranked = [c for _, c in verified]
         n_random = int(round(self.eps_greedy * n)) if not cold else 0

@@ -1,0 +1,623 @@
+"""MetaSchedule CUDA tuning on a machine without a GPU: a builder, a GPU check, a synthetic runner.
+
+* :class:`CudaBuilder` lowers each candidate with ``tvm.compile``, compiles its CUDA source with
+  nvcc for the target's arch, and exports an artifact whose CUDA module holds the fatbin instead of
+  the source (see :func:`~pruner_ms.integration.workarounds.pack_imports_with_device_binary`). It
+  works around TVM 0.27's wmma/``shared.dyn`` lowering bug and keeps build statistics.
+* :func:`gpu_available` and :func:`check_runner` make :func:`pruner_ms.tune_tir` fail at once with
+  :class:`NoGPUError` instead of filling the database with 1e10 s latencies.
+* :class:`SyntheticLatencyRunner` returns latencies computed by a function you supply from each
+  scheduled module: for benchmarking the host side of the search (candidate generation, cost model,
+  builds) where no GPU is available. Its numbers are *not* measurements.
+
+What a GPU host needs to load a :class:`CudaBuilder` artifact (a ``.tar`` like ``LocalBuilder``'s:
+``lib0.o`` with the host code and ``devc.o`` with the packed CUDA module): TVM with its CUDA runtime,
+a C++ compiler to link the two objects (``tvm.runtime.load_module`` and the RPC server do it), and
+a driver that runs the fatbin's SASS (``sm_XX`` of the target; CUDA 13 objects need an R580+
+driver). It needs neither NVRTC (``cuda-bindings``) nor nvcc, because the module is stored with
+``fmt="fatbin"``. An artifact exported the stock way (``fmt="cuda"``) instead needs NVRTC, or nvcc
+with ``TVM_CUDA_COMPILE_MODE=nvcc``, on the GPU host.
+"""
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import dataclasses
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from tvm.ir.utils import derived_object
+from tvm.s_tir.meta_schedule.builder import BuilderInput, BuilderResult, PyBuilder
+from tvm.s_tir.meta_schedule.runner import (
+    PyRunner,
+    PyRunnerFuture,
+    RunnerInput,
+    RunnerResult,
+)
+from tvm.target import Target
+
+from .workarounds import (
+    WMMA_SMEM_WORKAROUND_CONFIG,
+    is_wmma_smem_lowering_bug,
+    normalize_target,
+    pack_imports_with_device_binary,
+)
+
+logger = logging.getLogger("pruner_ms")
+
+ARTIFACT_NAME = "tvm_tmp_mod.tar"  # the name LocalBuilder's default export uses
+_CPU_KINDS = ("llvm", "c")
+
+
+# -- GPU presence ---------------------------------------------------------------------------------
+class NoGPUError(RuntimeError):
+    """Tuning for a GPU target was asked to measure on this machine, which has no such GPU."""
+
+
+def gpu_available(target) -> bool:
+    """Whether the device of ``target`` is visible here (CPU targets: always ``True``).
+
+    Parameters
+    ----------
+    target : tvm.target.Target, dict or str
+        The tuning target, e.g. ``"nvidia/nvidia-a100"``.
+
+    Returns
+    -------
+    bool
+        ``tvm.device(kind, 0).exist``; ``False`` also when this TVM has no runtime for the kind
+        (e.g. its CUDA runtime library did not load because there is no driver).
+    """
+    import tvm
+
+    kind = normalize_target(target).kind.name
+    if kind in _CPU_KINDS:
+        return True
+    try:
+        return bool(tvm.device(kind, 0).exist)
+    except Exception:  # noqa: BLE001  (no runtime for this device kind)
+        return False
+
+
+def _is_local_runner(runner) -> bool:
+    from tvm.s_tir.meta_schedule.runner import LocalRunner
+
+    return runner is None or (isinstance(runner, str) and runner == "local") or isinstance(runner, LocalRunner)
+
+
+def check_runner(target, runner=None) -> None:
+    """Raise :class:`NoGPUError` if ``runner`` would measure ``target`` locally without its GPU.
+
+    Parameters
+    ----------
+    target : tvm.target.Target, dict or str
+        The tuning target.
+    runner : Runner, str or None
+        What would be passed to ``ms.tune_tir(runner=...)``; ``None`` and ``"local"`` mean
+        MetaSchedule's ``LocalRunner``.
+
+    Raises
+    ------
+    NoGPUError
+        For a GPU target, a local runner and no visible device. MetaSchedule itself would record
+        every candidate with a latency of 1e10 s and the tuned schedule would be meaningless.
+    """
+    target = normalize_target(target)
+    kind = target.kind.name
+    if kind in _CPU_KINDS or not _is_local_runner(runner) or gpu_available(target):
+        return
+    raise NoGPUError(
+        f"no {kind.upper()} GPU is visible on this machine (tvm.{kind}(0).exist is False), so the local "
+        "runner cannot measure any candidate: MetaSchedule would record every one with a latency of "
+        "1e10 s. Measure on a GPU host through an RPC tracker instead:\n"
+        "    # on the GPU host:  python -m tvm.exec.rpc_tracker --host 0.0.0.0 --port 9190\n"
+        "    #                   python -m tvm.exec.rpc_server --tracker <tracker-host>:9190 --key a100\n"
+        "    runner = ms.runner.RPCRunner(ms.runner.RPCConfig(tracker_host='<tracker-host>', tracker_port=9190,\n"
+        "                                                     tracker_key='a100'))\n"
+        "    pruner_ms.tune_tir(mod, target, work_dir, max_trials_global, runner=runner)\n"
+        "or, to benchmark only the host side of the search, pass "
+        "runner=pruner_ms.integration.cuda.SyntheticLatencyRunner(builder, latency_fn) (synthetic latencies, "
+        "not measurements)."
+    )
+
+
+# -- tensor-core design space ------------------------------------------------------------------------
+TENSOR_CORE_SPACE = "cuda-tensorcore"
+
+
+def tensor_core_space():
+    """MetaSchedule's tensor-core design space: the ``cuda-tensorcore`` rules, postprocs and mutators.
+
+    Imports ``tvm.s_tir.tensor_intrin`` (30-50 s once per process), without which the rules fail with
+    "TensorIntrin 'wmma_fill_16x16x16_f32' is not registered".
+    """
+    import tvm.s_tir.tensor_intrin  # noqa: F401
+    from tvm.s_tir.meta_schedule.space_generator import PostOrderApply
+
+    return PostOrderApply(sch_rules=TENSOR_CORE_SPACE, postprocs=TENSOR_CORE_SPACE, mutator_probs=TENSOR_CORE_SPACE)
+
+
+class NotTensorizableError(ValueError):
+    """A tensor-core design space was asked for a workload MetaSchedule cannot map onto tensor cores."""
+
+
+def check_tensorizable(mod, target) -> None:
+    """Raise :class:`NotTensorizableError` unless some sketch of ``mod`` uses tensor-core intrinsics.
+
+    Otherwise MetaSchedule silently tunes CUDA-core (SIMT) sketches from the same space, and the user
+    believes tensor cores were tuned.
+    """
+    from tvm.s_tir import meta_schedule as ms
+
+    target = normalize_target(target)
+    ctx = ms.TuneContext(mod, target=target, space_generator=tensor_core_space(), num_threads=1)
+    spaces = ctx.generate_design_space()
+    if not any("meta_schedule.auto_tensorize" in str(s.trace) for s in spaces):
+        raise NotTensorizableError(
+            "the workload cannot use tensor cores: none of the cuda-tensorcore sketches MetaSchedule builds "
+            f"for it ({len(spaces)}) tensorizes (the wmma/mma intrinsics need a matmul-like block with fp16, "
+            "bf16 or int8 inputs). Cast the inputs (e.g. float16 with float32 accumulation), or tune it on "
+            "the plain CUDA space (space='post-order-apply', the default)."
+        )
+
+
+# -- builds ---------------------------------------------------------------------------------------
+BuildPath = Literal["default", "workaround", "failed"]
+
+
+@dataclasses.dataclass
+class BuildRecord:
+    """One candidate built by :class:`CudaBuilder`.
+
+    Attributes
+    ----------
+    mod : tvm.IRModule
+        The scheduled module MetaSchedule asked to build (what a synthetic latency is computed from).
+    artifact_path : str or None
+        The exported ``.tar`` (alone in its directory), ``None`` if the build failed.
+    path : {"default", "workaround", "failed"}
+        ``"workaround"``: it built only under :data:`WMMA_SMEM_WORKAROUND_CONFIG` (or
+        ``workaround="always"`` was set).
+    error : str or None
+        Why it failed.
+    compile_sec, nvcc_sec, export_sec, total_sec : float
+        ``tvm.compile`` (failed attempts included), nvcc, export, and the whole build in its thread.
+    binary_bytes : int
+        Size of the fatbin(s).
+    source_path, binary_path : str or None
+        ``kernels.cu`` and ``kernels.fatbin`` next to the artifact (``keep_sources=True``).
+    """
+
+    mod: object
+    artifact_path: str | None = None
+    path: BuildPath = "failed"
+    error: str | None = None
+    compile_sec: float = 0.0
+    nvcc_sec: float = 0.0
+    export_sec: float = 0.0
+    total_sec: float = 0.0
+    binary_bytes: int = 0
+    source_path: str | None = None
+    binary_path: str | None = None
+
+
+def failure_reason(error: str) -> str:
+    """A short, countable reason from a build error message (its ``Check failed`` line if any)."""
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+    for ln in lines:
+        if "Check failed" in ln or "Error:" in ln or "error:" in ln:
+            return ln[:200]
+    return lines[-1][:200] if lines else "unknown error"
+
+
+@dataclasses.dataclass
+class BuildStats:
+    """Counts and times over all builds of one :class:`CudaBuilder`.
+
+    Attributes
+    ----------
+    built : int
+        Candidates attempted.
+    ok_default, ok_workaround : int
+        Built without / only with (or always with) the wmma workaround config.
+    failed : int
+        Not built; ``failures`` counts them by :func:`failure_reason`.
+    """
+
+    built: int = 0
+    ok_default: int = 0
+    ok_workaround: int = 0
+    failed: int = 0
+    failures: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    compile_sec: float = 0.0
+    nvcc_sec: float = 0.0
+    export_sec: float = 0.0
+    total_sec: float = 0.0
+    batch_wall_sec: float = 0.0
+
+    @property
+    def ok(self) -> int:
+        return self.ok_default + self.ok_workaround
+
+    @property
+    def success_rate(self) -> float:
+        """Share of candidates built (with the workaround where it was needed)."""
+        return self.ok / self.built if self.built else 0.0
+
+    @property
+    def success_rate_without_workaround(self) -> float:
+        """Share that built without the workaround (meaningful with ``workaround="retry"``)."""
+        return self.ok_default / self.built if self.built else 0.0
+
+    def add(self, rec: BuildRecord) -> None:
+        self.built += 1
+        if rec.path == "default":
+            self.ok_default += 1
+        elif rec.path == "workaround":
+            self.ok_workaround += 1
+        else:
+            self.failed += 1
+            self.failures[failure_reason(rec.error or "")] += 1
+        self.compile_sec += rec.compile_sec
+        self.nvcc_sec += rec.nvcc_sec
+        self.export_sec += rec.export_sec
+        self.total_sec += rec.total_sec
+
+    def as_dict(self) -> dict:
+        n = max(self.built, 1)
+        return {
+            "built": self.built, "ok": self.ok, "ok_default": self.ok_default,
+            "ok_workaround": self.ok_workaround, "failed": self.failed,
+            "success_rate": self.success_rate,
+            "success_rate_without_workaround": self.success_rate_without_workaround,
+            "failures": dict(self.failures),
+            "sec_per_build": self.total_sec / n, "compile_sec_per_build": self.compile_sec / n,
+            "nvcc_sec_per_build": self.nvcc_sec / n, "export_sec_per_build": self.export_sec / n,
+            "wall_sec_per_build": self.batch_wall_sec / n,
+        }
+
+    def summary(self) -> str:
+        d = self.as_dict()
+        text = (f"{self.ok}/{self.built} built ({d['success_rate']:.0%}; {self.ok_default} without the "
+                f"workaround, {self.ok_workaround} with it), {self.failed} failed; per build "
+                f"{d['sec_per_build']:.2f} s in its thread (compile {d['compile_sec_per_build']:.2f}, nvcc "
+                f"{d['nvcc_sec_per_build']:.2f}, export {d['export_sec_per_build']:.2f}), "
+                f"{d['wall_sec_per_build']:.2f} s wall")
+        for reason, count in self.failures.most_common():
+            text += f"\n  {count} x {reason}"
+        return text
+
+
+class _CudaBuilder(PyBuilder):
+    """Build MetaSchedule candidates for CUDA on a host without a GPU: ``tvm.compile`` + nvcc.
+
+    Builds run in this process on ``max_workers`` threads (no worker start-up, no pickling of
+    modules, no ``import tvm.s_tir.tensor_intrin``: already-tensorized modules do not need it).
+    The TVM steps of each build (lowering, export) hold a lock, because TVM's thread-safety is not
+    documented; nvcc, which takes most of the time, runs in parallel. A lowering or nvcc error
+    becomes a ``BuilderResult`` error, never an exception out of :meth:`build`; a build that takes
+    longer than ``timeout_sec`` is reported as failed (its thread finishes in the background).
+
+    For each artifact the builder keeps a :class:`BuildRecord` (the scheduled module, the path the
+    build took, timings) under its ``artifact_path``: :meth:`record` / :meth:`pop_record` return it,
+    which is how :class:`SyntheticLatencyRunner` finds the module behind a ``RunnerInput``. At most
+    ``max_records`` are kept (oldest dropped). Each artifact is alone in its own directory, which
+    MetaSchedule's default ``RemoveBuildArtifact`` callback deletes after the run.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Parallel builds; default ``os.cpu_count()``.
+    timeout_sec : float
+        Per-build limit, counted from the start of the batch.
+    workaround : {"retry", "always", "off"}
+        ``"retry"``: build normally and, on TVM 0.27's wmma/``shared.dyn`` lowering error, again
+        under ``workaround_config``; ``"always"``: always under it; ``"off"``: never.
+    workaround_config : dict, optional
+        ``PassContext`` config of the workaround; default :data:`WMMA_SMEM_WORKAROUND_CONFIG`.
+    nvcc : bool, optional
+        Compile the CUDA source with nvcc and embed the fatbin; ``False`` exports the source
+        (``fmt="cuda"``), which a GPU host then compiles with NVRTC or nvcc. Default: whether nvcc
+        is on PATH.
+    nvcc_options : list of str, optional
+        Extra nvcc options (the arch comes from the target).
+    keep_sources : bool
+        Also write ``kernels.cu`` and ``kernels.fatbin`` next to each artifact.
+    artifact_dir : str, optional
+        Where the per-artifact directories go; default the system temp dir.
+    max_records : int
+        Build records kept for :meth:`record`.
+    """
+
+    def __init__(self, *, max_workers: int | None = None, timeout_sec: float = 120.0,
+                 workaround: Literal["retry", "always", "off"] = "retry", workaround_config: dict | None = None,
+                 nvcc: bool | None = None, nvcc_options: list[str] | None = None, keep_sources: bool = True,
+                 artifact_dir: str | None = None, max_records: int = 4096) -> None:
+        if workaround not in ("retry", "always", "off"):
+            raise ValueError(f"workaround must be 'retry', 'always' or 'off', not {workaround!r}")
+        if nvcc is None:
+            nvcc = shutil.which("nvcc") is not None
+            if not nvcc:
+                logger.warning("CudaBuilder: nvcc is not on PATH; artifacts keep the CUDA source, which the GPU "
+                               "host must compile (NVRTC, or nvcc with TVM_CUDA_COMPILE_MODE=nvcc)")
+        elif nvcc and shutil.which("nvcc") is None:
+            raise RuntimeError("CudaBuilder(nvcc=True) needs nvcc on PATH; pass nvcc=False to export CUDA source")
+        self.max_workers = max_workers or os.cpu_count() or 1
+        self.timeout_sec = timeout_sec
+        self.workaround = workaround
+        self.workaround_config = dict(workaround_config or WMMA_SMEM_WORKAROUND_CONFIG)
+        self.nvcc = nvcc
+        self.nvcc_options = list(nvcc_options or [])
+        self.keep_sources = keep_sources
+        self.artifact_dir = artifact_dir
+        self.max_records = max_records
+        self.stats = BuildStats()
+        self._records: collections.OrderedDict[str, BuildRecord] = collections.OrderedDict()
+        self._tvm_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="cuda-build")
+
+    # MetaSchedule entry point
+    def build(self, build_inputs: list[BuilderInput]) -> list[BuilderResult]:
+        start = time.perf_counter()
+        futures = [self._pool.submit(self._build_one, bi.mod, bi.target) for bi in build_inputs]
+        results = []
+        for fut, bi in zip(futures, build_inputs):
+            left = self.timeout_sec - (time.perf_counter() - start)
+            try:
+                rec = fut.result(timeout=max(left, 0.0))
+            except concurrent.futures.TimeoutError:
+                rec = BuildRecord(mod=bi.mod, error=f"CudaBuilder: timeout after {self.timeout_sec} s",
+                                  total_sec=self.timeout_sec)
+                fut.add_done_callback(_remove_late_artifact)  # MetaSchedule never sees it, so never removes it
+            except Exception as err:  # noqa: BLE001  (_build_one catches everything; belt and braces)
+                rec = BuildRecord(mod=bi.mod, error=f"CudaBuilder: {type(err).__name__}: {err}")
+            with self._state_lock:
+                self.stats.add(rec)
+                if rec.artifact_path is not None:
+                    self._records[rec.artifact_path] = rec
+                    while len(self._records) > self.max_records:
+                        self._records.popitem(last=False)
+            if rec.artifact_path is None:
+                results.append(BuilderResult(None, rec.error or "CudaBuilder: build failed"))
+            else:
+                results.append(BuilderResult(rec.artifact_path, None))
+        with self._state_lock:
+            self.stats.batch_wall_sec += time.perf_counter() - start
+        return results
+
+    def record(self, artifact_path: str) -> BuildRecord | None:
+        """The :class:`BuildRecord` of a built artifact, or ``None`` if unknown (or dropped)."""
+        with self._state_lock:
+            return self._records.get(str(artifact_path))
+
+    def pop_record(self, artifact_path: str) -> BuildRecord | None:
+        """Like :meth:`record`, and forget it."""
+        with self._state_lock:
+            return self._records.pop(str(artifact_path), None)
+
+    def reset_stats(self) -> BuildStats:
+        """Return the statistics so far and start counting afresh."""
+        with self._state_lock:
+            stats, self.stats = self.stats, BuildStats()
+        return stats
+
+    # one candidate, in a pool thread
+    def _build_one(self, mod, target: Target) -> BuildRecord:
+        rec = BuildRecord(mod=mod)
+        t0 = time.perf_counter()
+        workdir = None
+        try:
+            with self._tvm_lock:
+                ex, rec.path, rec.compile_sec = self._compile(mod, target)
+                cuda_mods = ex.mod._collect_from_import_tree(lambda m: m.kind == "cuda")
+                sources = [m.inspect_source() for m in cuda_mods]
+            workdir = tempfile.mkdtemp(prefix="cuda_build_", dir=self.artifact_dir)
+            binaries = {}
+            if self.nvcc and sources:
+                t1 = time.perf_counter()
+                binaries = {src: self._nvcc(src, target) for src in sources}
+                rec.nvcc_sec = time.perf_counter() - t1
+                rec.binary_bytes = sum(len(b) for b in binaries.values())
+            if self.keep_sources and sources:
+                rec.source_path = os.path.join(workdir, "kernels.cu")
+                with open(rec.source_path, "w") as f:
+                    f.write("\n".join(sources))
+                if binaries:
+                    rec.binary_path = os.path.join(workdir, "kernels.fatbin")
+                    with open(rec.binary_path, "wb") as f:
+                        f.write(b"".join(binaries.values()))
+            t2 = time.perf_counter()
+            artifact = os.path.join(workdir, ARTIFACT_NAME)
+            from tvm.support.tar import tar
+
+            with self._tvm_lock:
+                fpack = pack_imports_with_device_binary(binaries) if binaries else None
+                ex.mod.export_library(artifact, fcompile=tar, fpack_imports=fpack)
+            rec.export_sec = time.perf_counter() - t2
+            rec.artifact_path = artifact
+        except Exception as err:  # noqa: BLE001  (any build error becomes a BuilderResult error)
+            rec.path, rec.error = "failed", f"CudaBuilder: {type(err).__name__}: {err}"
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
+        rec.total_sec = time.perf_counter() - t0
+        return rec
+
+    def _compile(self, mod, target: Target):
+        """``tvm.compile`` with the wmma workaround; returns (executable, path, seconds)."""
+        import tvm
+        from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+        t0 = time.perf_counter()
+        mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)  # as MetaSchedule's default_build
+        if self.workaround == "always":
+            with tvm.transform.PassContext(config=self.workaround_config):
+                return tvm.compile(mod, target=target), "workaround", time.perf_counter() - t0
+        try:
+            return tvm.compile(mod, target=target), "default", time.perf_counter() - t0
+        except Exception as err:
+            if self.workaround != "retry" or not is_wmma_smem_lowering_bug(err):
+                raise
+        with tvm.transform.PassContext(config=self.workaround_config):
+            return tvm.compile(mod, target=target), "workaround", time.perf_counter() - t0
+
+    def _nvcc(self, source: str, target: Target) -> bytes:
+        from tvm.support import nvcc
+
+        # compile_cuda takes the arch from Target.current(), also when there is no GPU.
+        with target:
+            return bytes(nvcc.compile_cuda(source, target_format="fatbin", compiler="nvcc",
+                                           options=self.nvcc_options or None))
+
+    def __del__(self):
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _remove_late_artifact(fut: concurrent.futures.Future) -> None:
+    rec = fut.result()
+    if rec.artifact_path is not None:
+        shutil.rmtree(os.path.dirname(rec.artifact_path), ignore_errors=True)
+
+
+#: The MetaSchedule builder (an FFI ``Builder``); see :class:`_CudaBuilder` for the parameters.
+CudaBuilder = derived_object(_CudaBuilder)
+
+
+# -- synthetic runner -----------------------------------------------------------------------------
+@derived_object
+class _DoneFuture(PyRunnerFuture):
+    def __init__(self, result: RunnerResult) -> None:
+        self._result = result
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> RunnerResult:
+        return self._result
+
+
+def hash_latency(record: BuildRecord, *, low: float = 1e-4, high: float = 1e-3) -> float:
+    """A deterministic pseudo-latency in ``[low, high)`` s from the scheduled module's structural hash.
+
+    Stable across runs and processes, and unrelated to real performance: it only gives the search
+    distinct, repeatable numbers to rank.
+    """
+    import tvm_ffi
+
+    h = int(tvm_ffi.structural_hash(record.mod)) & 0xFFFFFFFF
+    return low + (high - low) * (h / 2**32)
+
+
+class _SyntheticLatencyRunner(PyRunner):
+    """A runner that *computes* latencies instead of measuring them. SYNTHETIC: not a measurement.
+
+    For benchmarking the host side of a GPU search (candidate generation, cost model, builds) on a
+    machine without the GPU. ``latency_fn`` receives the :class:`BuildRecord` that ``builder`` kept
+    for the artifact (``record.mod`` is the scheduled IRModule) and returns seconds; the result is
+    recorded as the candidate's run time. An artifact the builder does not know, a failing
+    ``latency_fn`` or a non-positive value becomes a run error.
+
+    Parameters
+    ----------
+    builder : CudaBuilder
+        The builder whose artifacts are run (it maps artifact paths to scheduled modules).
+    latency_fn : callable, optional
+        ``BuildRecord -> float`` seconds; default :func:`hash_latency`. E.g. an analytical model:
+        ``lambda rec: analyzer.analyze(rec.mod).seconds``.
+    forget : bool
+        Drop the builder's record once used (keeps memory flat in long runs).
+    """
+
+    def __init__(self, builder, latency_fn: Callable[[BuildRecord], float] | None = None, *,
+                 forget: bool = True) -> None:
+        if not hasattr(builder, "record"):
+            raise TypeError("SyntheticLatencyRunner needs the CudaBuilder that builds the artifacts")
+        self.builder = builder
+        self.latency_fn = latency_fn or hash_latency
+        self.forget = forget
+        self.calls = 0
+
+    def run(self, runner_inputs: list[RunnerInput]) -> list:
+        futures = []
+        for ri in runner_inputs:
+            path = str(ri.artifact_path)
+            rec = self.builder.pop_record(path) if self.forget else self.builder.record(path)
+            if rec is None:
+                res = RunnerResult(None, f"SyntheticLatencyRunner: no build record for {path} "
+                                         "(was it built by the CudaBuilder given to this runner?)")
+            else:
+                try:
+                    sec = float(self.latency_fn(rec))
+                    if not sec > 0:
+                        raise ValueError(f"latency must be positive, got {sec}")
+                    res = RunnerResult([sec], None)
+                except Exception as err:  # noqa: BLE001  (becomes a run error, as a failed measurement)
+                    res = RunnerResult(None, f"SyntheticLatencyRunner: latency_fn failed: {type(err).__name__}: {err}")
+            self.calls += 1
+            futures.append(_DoneFuture(res))
+        return futures
+
+
+#: The synthetic MetaSchedule runner (an FFI ``Runner``); see :class:`_SyntheticLatencyRunner`.
+SyntheticLatencyRunner = derived_object(_SyntheticLatencyRunner)
+
+
+# -- candidates -----------------------------------------------------------------------------------
+def sample_candidates(mod, target, n: int, *, space: str = "cuda-tensorcore", seed: int = 0,
+                      population_size: int = 64, genetic_num_iters: int = 1) -> list:
+    """Sample ``n`` concrete candidates of a MetaSchedule design space (random cost model).
+
+    Imports ``tvm.s_tir.tensor_intrin`` (30-50 s once per process), which the ``cuda-tensorcore``
+    rules need to exist.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule or tvm.tirx.PrimFunc
+        The workload.
+    target : tvm.target.Target, dict or str
+        A CUDA target with a host, e.g. ``Target("nvidia/nvidia-a100", host={"kind": "llvm", "num-cores": 2})``.
+    n : int
+        Candidates wanted (fewer only if the design space has too few distinct ones).
+    space : str
+        Rule/postproc/mutator set of ``PostOrderApply`` (``"cuda-tensorcore"``, ``"cuda"``, ...).
+    seed : int
+        Random state of the tune context.
+    population_size, genetic_num_iters : int
+        ``EvolutionarySearch`` settings; small keeps sampling to seconds.
+
+    Returns
+    -------
+    list of MeasureCandidate
+        ``cand.sch.mod`` is the scheduled module to build.
+    """
+    import tvm
+    import tvm.s_tir.tensor_intrin  # registers the intrinsics the cuda-tensorcore rules name
+    from tvm.s_tir import meta_schedule as ms
+
+    if isinstance(mod, tvm.tirx.PrimFunc):
+        mod = tvm.IRModule({"main": mod})
+    target = normalize_target(target)
+    cores = int(target.host.attrs.get("num-cores", 0) or 0) if target.host is not None else 0
+    ask = n + max(2, n // 8)  # a batch can come back a candidate or two short (duplicates dropped)
+    ctx = ms.TuneContext(
+        mod, target=target,
+        space_generator=ms.space_generator.PostOrderApply(sch_rules=space, postprocs=space, mutator_probs=space),
+        search_strategy=ms.search_strategy.EvolutionarySearch(
+            population_size=max(population_size, ask), init_min_unmeasured=ask,
+            genetic_num_iters=genetic_num_iters),
+        num_threads=cores or os.cpu_count() or 1,
+        rand_state=seed,
+    )
+    spaces = ctx.generate_design_space()
+    ctx.pre_tuning(ask, ask, spaces, ms.database.MemoryDatabase(), ms.cost_model.RandomModel())
+    cands = ctx.generate_measure_candidates() or []
+    ctx.post_tuning()
+    return list(cands)[:n]

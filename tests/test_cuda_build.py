@@ -1,0 +1,199 @@
+"""CUDA tensor-core builds without a GPU: CudaBuilder (real tvm.compile + nvcc), NoGPUError, a synthetic tune.
+
+The ``import tvm.s_tir.tensor_intrin`` that sampling tensor-core candidates needs (~40 s on 2 cores)
+is paid once, by the module-scoped ``tc_candidates`` fixture.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import tarfile
+from pathlib import Path
+
+import pytest
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+
+FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)  # first word of a CUDA fatbin
+
+
+def fp16_gemm(m: int, n: int, k: int, acc_dtype: str = "float32"):
+    import tvm
+    from tvm import te
+
+    a = te.placeholder((m, k), "float16", name="A")
+    b = te.placeholder((k, n), "float16", name="B")
+    r = te.reduce_axis((0, k), name="k")
+    c = te.compute((m, n), lambda i, j: te.sum(a[i, r].astype(acc_dtype) * b[r, j].astype(acc_dtype), axis=r),
+                   name="C")
+    return tvm.IRModule({"main": te.create_prim_func([a, b, c])})
+
+
+@pytest.fixture(scope="module")
+def a100():
+    import tvm
+
+    return tvm.target.Target("nvidia/nvidia-a100", host={"kind": "llvm", "num-cores": 2})
+
+
+@pytest.fixture(scope="module")
+def tc_candidates(a100):
+    """Four tensor-core candidates of a 256^3 fp16 GEMM with fp32 accumulation (the case that needs the workaround)."""
+    from pruner_ms.integration.cuda import sample_candidates
+
+    cands = sample_candidates(fp16_gemm(256, 256, 256), a100, 4, seed=1, population_size=32)
+    assert len(cands) == 4
+    return cands
+
+
+# -- no nvcc, no TVM build --------------------------------------------------------------------------
+def test_replace_cuda_payload_round_trip():
+    from pruner_ms.integration.workarounds import replace_cuda_payload
+
+    def s(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    src, fmap = "extern \"C\" __global__ void k() {}", b"\x01\x02fmap-bytes"
+    # import tree of [_lib, cuda] (CSR): indptr (0, 1, 1), child indices (1,)
+    body = struct.pack("<Q3Q", 3, 0, 1, 1) + struct.pack("<QQ", 1, 1)
+    body += s(b"_lib") + s(b"cuda") + s(s(b"cuda") + fmap + s(src.encode()))
+    blob = struct.pack("<Q", len(body)) + body
+    out = replace_cuda_payload(blob, {src: b"FATBIN!"})
+    expected_body = body.replace(s(s(b"cuda") + fmap + s(src.encode())), s(s(b"fatbin") + fmap + s(b"FATBIN!")))
+    assert out == struct.pack("<Q", len(expected_body)) + expected_body
+    with pytest.raises(ValueError, match="not compiled"):
+        replace_cuda_payload(blob, {"other source": b"x"})
+
+
+def test_gpu_available_and_no_gpu_error(tmp_path):
+    import pruner_ms
+    from pruner_ms.integration.cuda import NoGPUError, check_runner, gpu_available
+
+    assert gpu_available({"kind": "llvm"})
+    if gpu_available("nvidia/nvidia-a100"):
+        pytest.skip("a CUDA GPU is visible: the local runner can measure")
+    with pytest.raises(NoGPUError, match="RPCRunner") as info:
+        pruner_ms.tune_tir(fp16_gemm(256, 256, 256), "nvidia/nvidia-a100", str(tmp_path), 16)
+    assert isinstance(info.value, RuntimeError) and "no CUDA GPU" in str(info.value)
+    assert not any(tmp_path.iterdir())  # raised before MetaSchedule wrote anything
+    check_runner("nvidia/nvidia-a100", runner=object())  # any non-local runner is accepted
+
+
+# -- real builds -----------------------------------------------------------------------------------
+@needs_nvcc
+def test_build_tensorcore_candidates(tc_candidates, a100, tmp_path):
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+
+    from pruner_ms.integration.cuda import CudaBuilder
+
+    builder = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path))
+    results = builder.build([BuilderInput(c.sch.mod, a100) for c in tc_candidates])
+    assert [r.error_msg for r in results] == [None] * len(results)
+    paths = [str(r.artifact_path) for r in results]
+    assert len({os.path.dirname(p) for p in paths}) == len(paths)  # RemoveBuildArtifact rmtree()s dirname
+    for cand, path in zip(tc_candidates, paths):
+        rec = builder.record(path)
+        assert rec is not None and rec.mod.same_as(cand.sch.mod) and rec.path in ("default", "workaround")
+        source = Path(rec.source_path).read_text()
+        assert "wmma::mma_sync" in source and "wmma::load_matrix_sync" in source
+        fatbin = Path(rec.binary_path).read_bytes()
+        assert fatbin.startswith(FATBIN_MAGIC) and rec.binary_bytes == len(fatbin)
+        with tarfile.open(path) as tar:
+            assert sorted(tar.getnames()) == ["devc.o", "lib0.o"]
+            devc = tar.extractfile("devc.o").read()
+        assert fatbin in devc and b"fatbin" in devc  # the module carries the binary, not the source
+        assert b"wmma::mma_sync" not in devc
+    st = builder.stats
+    assert (st.built, st.ok, st.failed) == (4, 4, 0)
+    assert st.as_dict()["sec_per_build"] > 0
+    _check_gpu_host_sees_fatbin(paths[0], Path(builder.record(paths[0]).binary_path).read_bytes())
+
+
+def _check_gpu_host_sees_fatbin(artifact: str, fatbin: bytes) -> None:
+    """Load the artifact as a GPU host would (link with g++, ProcessLibraryBin) and check what its
+    CUDA loader receives: ``fmt="fatbin"`` and the fatbin, so no NVRTC/nvcc is needed there. Without
+    a CUDA runtime here, a stand-in loader is registered under the CUDA loader's name."""
+    import tvm
+    import tvm_ffi
+
+    if tvm.get_global_func("ffi.Module.load_from_bytes.cuda", allow_missing=True) is not None:
+        return  # a real CUDA runtime is loaded; do not shadow its loader
+    if shutil.which("g++") is None:
+        return
+    got = []
+
+    def loader(data):
+        got.append(bytes(data))
+        return tvm_ffi.system_lib()
+
+    tvm_ffi.register_global_func("ffi.Module.load_from_bytes.cuda", loader)
+    try:
+        tvm.runtime.load_module(artifact)
+    finally:
+        tvm_ffi.remove_global_func("ffi.Module.load_from_bytes.cuda")
+    (payload,) = got
+    (fmt_len,) = struct.unpack_from("<Q", payload, 0)
+    assert payload[8:8 + fmt_len] == b"fatbin"
+    assert payload.endswith(struct.pack("<Q", len(fatbin)) + fatbin)
+
+
+@needs_nvcc
+def test_workaround_paths_and_errors(tc_candidates, a100, tmp_path):
+    """Without the workaround fp32-accumulating wmma candidates fail with TVM 0.27's lowering error,
+    as BuilderResult errors; with ``retry`` exactly those take the workaround path."""
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+
+    from pruner_ms.integration.cuda import CudaBuilder
+
+    inputs = [BuilderInput(c.sch.mod, a100) for c in tc_candidates]
+    off = CudaBuilder(max_workers=2, workaround="off", nvcc=False, artifact_dir=str(tmp_path))
+    retry = CudaBuilder(max_workers=2, workaround="retry", nvcc=False, artifact_dir=str(tmp_path))
+    res_off, res_retry = off.build(inputs), retry.build(inputs)
+    assert all(r.error_msg is None for r in res_retry)
+    for r_off, r_retry in zip(res_off, res_retry):
+        path = retry.record(str(r_retry.artifact_path)).path
+        if r_off.error_msg is None:
+            assert path == "default"
+        else:
+            assert "tvm_access_ptr element type must match" in r_off.error_msg and path == "workaround"
+    assert off.stats.failed == retry.stats.ok_workaround
+    if off.stats.failed:
+        (reason,) = off.stats.failures
+        assert "tvm_access_ptr element type must match" in reason
+
+    # an nvcc failure is an error result too, not an exception
+    bad_nvcc = CudaBuilder(max_workers=1, nvcc=True, nvcc_options=["--no-such-nvcc-option"],
+                           artifact_dir=str(tmp_path))
+    before = set(tmp_path.iterdir())
+    (bad,) = bad_nvcc.build(inputs[:1])
+    assert bad.artifact_path is None and "CudaBuilder: RuntimeError" in bad.error_msg
+    assert bad_nvcc.stats.failed == 1 and set(tmp_path.iterdir()) == before  # its directory is gone
+
+
+# -- a short tune --------------------------------------------------------------------------------
+@needs_nvcc
+def test_tune_with_synthetic_latencies(tc_candidates, a100, tmp_path):
+    from tvm.s_tir import meta_schedule as ms
+
+    from pruner_ms.integration.cuda import CudaBuilder, SyntheticLatencyRunner
+    from pruner_ms.integration.workarounds import detach_unnamed_log_handlers
+
+    detach_unnamed_log_handlers()
+    mod = fp16_gemm(256, 256, 256)
+    builder = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path / "artifacts"))
+    os.makedirs(tmp_path / "artifacts")
+    runner = SyntheticLatencyRunner(builder)
+    db = ms.tune_tir(
+        mod, a100, str(tmp_path / "work"), max_trials_global=16, num_trials_per_iter=8,
+        builder=builder, runner=runner, cost_model="random", num_tuning_cores=2, seed=0,
+        strategy=ms.search_strategy.EvolutionarySearch(population_size=32, init_min_unmeasured=16,
+                                                       genetic_num_iters=1),
+    )
+    records = db.get_all_tuning_records()
+    valid = [r for r in records if r.run_secs and float(r.run_secs[0]) < 1.0]
+    assert len(valid) >= 8 and runner.calls >= 8
+    assert builder.stats.ok >= 8
+    assert not os.listdir(tmp_path / "artifacts")  # RemoveBuildArtifact removed every artifact dir
+    sch = ms.tir_integration.compile_tir(db, mod, a100)
+    assert sch is not None and "tvm_mma_sync" in sch.mod.script()
