@@ -32,6 +32,8 @@ def main(argv=None) -> int:
     p.add_argument("--remeasure-passes", type=int, default=5,
                    help="after tuning, re-measure each run's decisive programs this many times, round-robin "
                         "(0: report tuning-time latencies only)")
+    p.add_argument("--pacm-checkpoint", default=None,
+                   help="pretrained PaCM for the pruner-moa strategy (python -m pruner_ms.cost_model.train ...)")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     if a.trials <= 0 or a.trials_per_iter <= 0:
@@ -48,7 +50,7 @@ def main(argv=None) -> int:
     runs, summaries = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
                               trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
                               progress=not a.no_progress, pruner_kwargs=kw,
-                              remeasure_passes=a.remeasure_passes)
+                              remeasure_passes=a.remeasure_passes, pacm_checkpoint=a.pacm_checkpoint)
     table = format_report(runs, summaries)
     print("\n" + table)
     meta = {"argv": sys.argv, "host": platform.node(), "python": platform.python_version(),

@@ -10,17 +10,29 @@ import time
 
 import numpy as np
 
-STRATEGIES = ("pruner", "default", "default-short-warmup")
+STRATEGIES = ("pruner", "pruner-pacm", "pruner-moa", "default", "default-short-warmup")
 
 
-def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None):
-    """(strategy, cost_model) for a named configuration, as tune_tir would receive them."""
+def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm_checkpoint: str | None = None):
+    """(strategy, cost_model) for a named configuration, as tune_tir would receive them.
+
+    ``pruner`` verifies with XGBoost, ``pruner-pacm`` with a fresh PaCM trained online,
+    ``pruner-moa`` with PaCM adapted by MoA from ``pacm_checkpoint`` (an offline-trained model).
+    """
     from tvm.s_tir import meta_schedule as ms
 
     from ..strategy import PrunerSearch
 
     if name == "pruner":
         return PrunerSearch(**(pruner_kwargs or {})), ms.cost_model.XGBModel(num_tuning_cores=cores)
+    if name in ("pruner-pacm", "pruner-moa"):
+        from ..cost_model import PaCM
+
+        if name == "pruner-moa" and not pacm_checkpoint:
+            raise ValueError("strategy 'pruner-moa' needs a pretrained PaCM checkpoint (--pacm-checkpoint); "
+                             "train one with `python -m pruner_ms.cost_model.train WORK_DIR... --out ckpt.pt`")
+        model = PaCM(pretrained=pacm_checkpoint) if name == "pruner-moa" else PaCM()
+        return PrunerSearch(**(pruner_kwargs or {})), model
     if name == "default":  # exactly what tune_tir builds from strategy="evolutionary", cost_model="xgb"
         return ms.search_strategy.EvolutionarySearch(), ms.cost_model.XGBModel(num_tuning_cores=cores)
     if name == "default-short-warmup":  # the default with the XGBoost warm-up PrunerSearch uses (0)
@@ -31,7 +43,8 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None):
 
 def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter: int, work_dir: str,
             progress: bool = True, pruner_kwargs: dict | None = None, target=None, builder=None,
-            runner="local", space="post-order-apply", cores: int | None = None, check: bool = True) -> dict:
+            runner="local", space="post-order-apply", cores: int | None = None, check: bool = True,
+            pacm_checkpoint: str | None = None) -> dict:
     """Tune ``workload`` with one strategy; return its timeline, best latency and numpy check.
 
     ``target`` defaults to this CPU (``host_cpu_spec().target()``) and ``builder`` to the builder
@@ -46,7 +59,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
 
     target = normalize_target(target if target is not None else host_cpu_spec().target())
     cores = cores or host_cpu_spec().cores
-    strat, cost_model = make_strategy(strategy, cores, pruner_kwargs)
+    strat, cost_model = make_strategy(strategy, cores, pruner_kwargs, pacm_checkpoint)
     timeline = Timeline(trials, progress=progress, desc=f"{workload.name} {strategy} seed={seed}")
     callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [TimelineCallback(timeline)]
     builder = builder if builder is not None else default_builder(target, max_workers=cores)
@@ -94,8 +107,23 @@ def batch_curve(run: dict) -> list[tuple[float, int, float]]:
     return [(b["seconds"], b["trials"], b["best"]) for b in run["batches"]]
 
 
-def summarize(runs: list[dict], ours: str = "pruner", curves: list | None = None) -> dict:
-    """Per workload and baseline: speed-ups (median over seeds) and final-latency ratios.
+def summarize(runs: list[dict], curves: list | None = None) -> dict:
+    """Every PrunerSearch variant (``pruner*``) against every baseline: speed-ups and final ratios.
+
+    Baselines of ``pruner`` are the non-PrunerSearch strategies; the other variants (``pruner-pacm``,
+    ``pruner-moa``) are also compared with ``pruner`` (XGBoost verification).
+    """
+    out: dict = {}
+    names = {r["strategy"] for r in runs}
+    for ours in sorted(n for n in names if n.startswith("pruner")):
+        bases = {n for n in names if not n.startswith("pruner")} | ({"pruner"} & names if ours != "pruner" else set())
+        for key, item in _summarize_pair(runs, ours, sorted(bases), curves).items():
+            out[key if ours == "pruner" else key.replace(" vs ", f" {ours} vs ", 1)] = item
+    return out
+
+
+def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list | None) -> dict:
+    """Per workload and baseline: speed-ups (median over seeds) and final-latency ratios of ``ours``.
 
     ``speedup`` follows the paper: the baseline's whole search time divided by the time our strategy
     needs to reach the baseline's final best latency. ``speedup_vs_reach`` is stricter: it divides the
@@ -110,7 +138,7 @@ def summarize(runs: list[dict], ours: str = "pruner", curves: list | None = None
     workloads = sorted({r["workload"] for r in runs})
     for wl in workloads:
         seeds = sorted({r["seed"] for r in runs if r["workload"] == wl})
-        for base in sorted({r["strategy"] for r in runs if r["workload"] == wl} - {ours}):
+        for base in bases:
             rows = []
             for s in seeds:
                 if (wl, ours, s) not in by_key or (wl, base, s) not in by_key or not by_key[(wl, base, s)][1]:
@@ -190,8 +218,8 @@ def format_report(runs: list[dict], summaries: dict[str, dict]) -> str:
 
 def compare(workloads: list[str], strategies: list[str], *, trials: int, seeds: list[int],
             trials_per_iter: int, work_root: str | None = None, progress: bool = True,
-            pruner_kwargs: dict | None = None, remeasure_passes: int = 5, log=print
-            ) -> tuple[list[dict], dict[str, dict]]:
+            pruner_kwargs: dict | None = None, remeasure_passes: int = 5, pacm_checkpoint: str | None = None,
+            log=print) -> tuple[list[dict], dict[str, dict]]:
     """Run every (workload, seed, strategy) in one process and summarize.
 
     Returns the runs and the summaries: "measured" (the tuning-time latencies) and, unless
@@ -215,7 +243,8 @@ def compare(workloads: list[str], strategies: list[str], *, trials: int, seeds: 
             for strategy in strategies:
                 wd = os.path.join(work_root, wl_name, strategy, str(seed))
                 run = run_one(wl, strategy, trials=trials, seed=seed, trials_per_iter=trials_per_iter,
-                              work_dir=wd, progress=progress, pruner_kwargs=pruner_kwargs)
+                              work_dir=wd, progress=progress, pruner_kwargs=pruner_kwargs,
+                              pacm_checkpoint=pacm_checkpoint)
                 run["flops"], run["work_dir"] = wl.flops, wd
                 wl_runs.append(run)
                 log(f"{wl_name} {strategy} seed={seed}: best {run['best_seconds'] * 1e3:.3f} ms after "

@@ -31,6 +31,31 @@ def gemm(m: int, n: int, k: int) -> Workload:
     )
 
 
+def dense(batch: int, in_features: int, out_features: int) -> Workload:
+    """A dense layer without bias: ``C[i, j] = sum_k X[i, k] * W[j, k]`` (GEMM with a transposed weight).
+
+    Parameters
+    ----------
+    batch, in_features, out_features : int
+        ``X`` is ``batch x in_features``, ``W`` is ``out_features x in_features``.
+
+    Returns
+    -------
+    Workload
+        Named ``dense-{batch}x{in_features}x{out_features}``, with a numpy reference.
+    """
+    X = te.placeholder((batch, in_features), "float32", name="X")
+    W = te.placeholder((out_features, in_features), "float32", name="W")
+    r = te.reduce_axis((0, in_features), name="k")
+    C = te.compute((batch, out_features), lambda i, j: te.sum(X[i, r] * W[j, r], axis=r), name="C")
+    return Workload(
+        f"dense-{batch}x{in_features}x{out_features}", te.create_prim_func([X, W, C]),
+        lambda rng: [rng.random((batch, in_features), dtype=np.float32),
+                     rng.random((out_features, in_features), dtype=np.float32)],
+        lambda x, w: x @ w.T, (batch, out_features), 2.0 * batch * in_features * out_features,
+    )
+
+
 def gemm_fp16(m: int, n: int, k: int, *, acc_dtype: str = "float32") -> Workload:
     """C = A @ B on fp16 inputs accumulated in ``acc_dtype``: the shape tensor cores tensorize."""
     A = te.placeholder((m, k), "float16", name="A")

@@ -1,0 +1,153 @@
+#!/usr/bin/env python
+"""Rank held-out workloads with each cost model: PaCM, MetaSchedule's XGBoost and MLP, our analyzer.
+
+For every held-out workload (default: each workload of the dataset in turn), the learned models are
+trained on the *other* workloads' measured programs only, then score the held-out programs; the
+metrics compare those scores with the measured throughputs: pairwise ranking accuracy, top-1/top-5
+recall (is the truly best program among the model's top k) and peak score@k (best true throughput in
+the model's top k over the true best). ``--timing`` also times predict on 2,048 candidates and an
+update on a batch of 64 for PaCM and XGBoost.
+
+    python scripts/eval_cost_model.py --out results/eval_cost_model.json
+    python scripts/eval_cost_model.py --holdout conv2d-1x64x14x14-f64-k3 --models pacm,xgb,analyzer --timing
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+MODELS = ("pacm", "xgb", "mlp", "analyzer")
+
+
+def _results(latencies):
+    import math
+
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    return [RunnerResult([float(x)], None) if math.isfinite(x) and x < 1e9 else RunnerResult(None, "failed")
+            for x in latencies]
+
+
+def _context(wl):
+    from tvm.s_tir import meta_schedule as ms
+
+    return ms.TuneContext(mod=wl.mod, target=wl.target, num_threads=2)
+
+
+def _fit(name: str, train: list, root: str, *, epochs: int, seed: int):
+    """A trained cost model (or the analyzer) from the training workloads."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from pruner_ms import SymbolicCostModel
+
+    if name == "analyzer":
+        return SymbolicCostModel()
+    if name == "pacm":
+        from pruner_ms.cost_model.train import train_offline
+
+        model, _ = train_offline([os.path.join(root, wl.name) for wl in train], epochs=epochs, seed=seed)
+        return model
+    model = (ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=2) if name == "xgb"
+             else ms.cost_model.MLPModel())
+    for wl in train:  # failed programs go in as failed runs, as during tuning
+        model.update(_context(wl), wl.candidates, _results(wl.latencies))
+    return model
+
+
+def _timing(model_names: list[str], wl, *, seed: int) -> dict:
+    """Seconds to predict 2,048 candidates and to update on one batch of 64 (PaCM, XGBoost)."""
+    import numpy as np
+    from tvm.s_tir import meta_schedule as ms
+
+    from pruner_ms.cost_model import PaCM
+
+    ctx = _context(wl)
+    cands = (wl.candidates * (2048 // len(wl.candidates) + 1))[:2048]
+    batch, lat = wl.candidates[:64], wl.latencies[:64]
+    out = {}
+    for name in model_names:
+        if name == "pacm":
+            model = PaCM(seed=seed)
+        elif name == "xgb":
+            model = ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=2)
+        else:
+            continue
+        t = time.perf_counter()
+        model.update(ctx, batch, _results(lat))
+        upd = time.perf_counter() - t
+        t = time.perf_counter()
+        scores = model.predict(ctx, cands)
+        pred = time.perf_counter() - t
+        out[name] = {"update_64_s": upd, "predict_2048_s": pred, "finite": bool(np.all(np.isfinite(scores)))}
+    return out
+
+
+def main(argv=None) -> int:
+    import numpy as np
+
+    from pruner_ms.bench.dataset import dataset_dir, load_records
+    from pruner_ms.cost_model.train import ranking_metrics
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dataset", default=None, help="dataset directory (default: the shipped tests/data/cpu_dataset)")
+    p.add_argument("--holdout", default=None, help="comma list of held-out workloads (default: each in turn)")
+    p.add_argument("--models", default=",".join(MODELS), help=f"comma list of {', '.join(MODELS)}")
+    p.add_argument("--epochs", type=int, default=30, help="PaCM training epochs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timing", action="store_true", help="also time predict(2048) and update(64)")
+    p.add_argument("--out", default="results/eval_cost_model.json")
+    a = p.parse_args(argv)
+    models = a.models.split(",")
+    for m in models:
+        if m not in MODELS:
+            p.error(f"unknown model {m!r}; choose from {', '.join(MODELS)}")
+    root = a.dataset or str(dataset_dir())
+    data = load_records(root)
+    holdouts = a.holdout.split(",") if a.holdout else sorted(data)
+    for h in holdouts:
+        if h not in data:
+            p.error(f"unknown workload {h!r}; the dataset has {', '.join(sorted(data))}")
+
+    per_model: dict[str, list] = {m: [] for m in models}
+    rows = []
+    for h in holdouts:
+        test = data[h]
+        train = [wl for name, wl in sorted(data.items()) if name != h]
+        thr = np.where(test.valid, 1.0 / np.where(test.valid, test.latencies, 1.0), 0.0)
+        for m in models:
+            t = time.perf_counter()
+            try:
+                model = _fit(m, train, root, epochs=a.epochs, seed=a.seed)
+                scores = np.asarray(model.predict(_context(test), test.candidates), dtype=np.float64)
+            except Exception as err:  # noqa: BLE001  (one model failing must not hide the others)
+                print(f"{h} {m}: FAILED {type(err).__name__}: {err}", flush=True)
+                rows.append({"holdout": h, "model": m, "error": f"{type(err).__name__}: {err}"})
+                continue
+            met = ranking_metrics([(scores, thr)])
+            per_model[m].append((scores, thr))
+            rows.append({"holdout": h, "model": m, "seconds": time.perf_counter() - t, **met})
+            print(f"{h} {m}: pairwise {met['pairwise_accuracy']:.3f} top1 {met['top1_recall']:.0f} "
+                  f"top5 {met['top5_recall']:.0f} peak@5 {met['peak_score@5']:.3f}", flush=True)
+    summary = {m: ranking_metrics(groups) for m, groups in per_model.items() if groups}
+    print("\n| model | pairwise accuracy | top-1 recall | top-5 recall | peak score@1 | peak score@5 | workloads |")
+    print("|---|---|---|---|---|---|---|")
+    for m, s in summary.items():
+        print(f"| {m} | {s['pairwise_accuracy']:.3f} | {s['top1_recall']:.2f} | {s['top5_recall']:.2f} | "
+              f"{s['peak_score@1']:.3f} | {s['peak_score@5']:.3f} | {s['n_groups']} |")
+    timing = _timing(models, data[holdouts[0]], seed=a.seed) if a.timing else None
+    if timing:
+        print("timing (s):", json.dumps(timing))
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w", encoding="utf-8") as f:
+        json.dump({"argv": sys.argv, "summary": summary, "rows": rows, "timing": timing}, f, indent=1, default=str)
+    print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
