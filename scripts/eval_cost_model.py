@@ -52,8 +52,12 @@ def _fit(name: str, train: list, root: str, *, epochs: int, seed: int):
 
         model, _ = train_offline([os.path.join(root, wl.name) for wl in train], epochs=epochs, seed=seed)
         return model
-    model = (ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=2) if name == "xgb"
-             else ms.cost_model.MLPModel())
+    if name == "xgb":
+        model = ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=2)
+    else:  # not exported from ms.cost_model in 0.27
+        from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
+
+        model = MLPModel()
     for wl in train:  # failed programs go in as failed runs, as during tuning
         model.update(_context(wl), wl.candidates, _results(wl.latencies))
     return model
