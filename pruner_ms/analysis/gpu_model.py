@@ -47,15 +47,16 @@ HIDE_MEMORY_WARPS = 16  # resident warps per SM that hide memory latency without
 BASE_REGISTERS = 32  # addresses, loop indices, predicates
 LAUNCH_SECONDS = 3e-6
 
-_MMA = ("tvm_mma_sync", "tvm_bmma_sync", "mma", "ptx_mma")
+# tensor-core MMA intrinsics (wmma, PTX mma, sparse mma), by the last component of the op name
+MMA_CALLS = frozenset(("tvm_mma_sync", "tvm_bmma_sync", "mma_sync", "ptx_mma", "ptx_mma_sp", "mma"))
 
 
-def _call_name(name: str) -> str:
+def call_name(name: str) -> str:
     return name.rsplit(".", 1)[-1]  # robust to the tir. -> tirx. and ptx_legacy. prefixes
 
 
 def is_tensor_core_nest(nest: LeafNest) -> bool:
-    return any(_call_name(c) in _MMA for c in nest.intrinsics)
+    return any(call_name(c) in MMA_CALLS for c in nest.intrinsics)
 
 
 def _numel(a: Access) -> float:
@@ -208,16 +209,16 @@ def estimate_kernel(nests: list[LeafNest], spec) -> NestEstimate:
     """Estimate one kernel (the leaf blocks under one top-level loop) on the GPU ``spec``."""
     grid = max(_thread_extent(n, "blockIdx") for n in nests)
     threads = max(_thread_extent(n, "threadIdx") for n in nests)
-    tc_nests = [n for n in nests if is_tensor_core_nest(n)]
-    for n in tc_nests:  # a warp-level intrinsic runs on 32 lanes per warp (threadIdx.y/z count warps)
+    is_tc = [is_tensor_core_nest(n) for n in nests]
+    for n in (n for n, tc in zip(nests, is_tc) if tc):  # a warp-level intrinsic runs on 32 lanes per warp (threadIdx.y/z count warps)
         threads = max(threads, spec.warp_size * _thread_extent(n, "threadIdx.y") * _thread_extent(n, "threadIdx.z"))
     warps = math.ceil(threads / spec.warp_size)
 
     tc_flops = cuda_flops = global_bytes = shared_bytes = 0.0
     acc_bytes, acc_tiles = 4, 1.0
-    for n in nests:
+    for n, tc in zip(nests, is_tc):
         execs = _executions(n)
-        if n in tc_nests:
+        if tc:
             m, nn, k = mma_shape(n)
             tc_flops += execs * 2.0 * m * nn * k
             acc_bytes, tiles = _accumulators(n, m * nn)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.gpu_model import call_name, is_tensor_core_nest, mma_shape
 from ..analysis.loop_nest import LeafNest, extract_nests
 
 KINDS = ("init", "copy", "compute", "reduce", "mma")
@@ -61,7 +62,6 @@ TOKEN_FEATURES = (
 )
 N_TOKEN_FEATURES = len(TOKEN_FEATURES)
 
-_MMA_CALLS = ("tvm_mma_sync", "tvm_bmma_sync", "mma_sync", "ptx_mma", "ptx_mma_sp", "mma")
 _FILL_CALLS = ("tvm_fill_fragment", "mma_fill", "mma_fill_legacy")
 _LINE_BYTES = 64
 
@@ -102,17 +102,13 @@ def token_name(tid: int) -> str:
     return f"{KINDS[k]}:{SOURCES[s]}->{LEVELS[d]}"
 
 
-def _short(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
 def _nest_token(nest: LeafNest, params: set[str]) -> tuple[int, np.ndarray]:
-    calls = {_short(c) for c in nest.intrinsics}
+    calls = {call_name(c) for c in nest.intrinsics}
     reads = [a for a in nest.accesses if not a.is_write]
     writes = [a for a in nest.accesses if a.is_write]
     written = {a.buffer for a in writes}
     inputs = [a for a in reads if a.buffer not in written]
-    if calls & set(_MMA_CALLS):
+    if is_tensor_core_nest(nest):
         kind = "mma"
     elif calls & set(_FILL_CALLS) or not reads:
         kind = "init"
@@ -139,8 +135,6 @@ def _nest_token(nest: LeafNest, params: set[str]) -> tuple[int, np.ndarray]:
 
     flops = nest.float_ops * iters
     if kind == "mma":  # an intrinsic call has no arithmetic nodes: count the tile's multiply-adds
-        from ..analysis.gpu_model import mma_shape
-
         m, n, k = mma_shape(nest)
         flops = 2.0 * m * n * k * iters
     num = np.array([

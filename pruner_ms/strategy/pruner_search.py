@@ -50,9 +50,9 @@ CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "ra
 class PrunerSearch(PySearchStrategy):
     """Draft with a symbolic analyzer, verify the drafts with the learned cost model, measure the best.
 
-    Each round: (1) every ``draft_every`` rounds, sample ``population_size`` random programs from the
-    design spaces and run a ``draft_iters``-iteration genetic search whose fitness is the analyzer,
-    keeping the ``draft_size`` best as drafts; (2) score the drafts, the best measured programs and
+    Each round: (1) every ``draft_every`` rounds, build a ``population_size`` population (a
+    ``random_share`` of it sampled from the design spaces, the rest mutations of the best known) and
+    run a ``draft_iters``-iteration genetic search whose fitness is the analyzer, keeping the ``draft_size`` best as drafts; (2) score the drafts, the best measured programs and
     their mutations (``verify_iters`` genetic iterations) with the cost model MetaSchedule passes in,
     where a mutation is eligible only if the analyzer ranks it at least as high as the last draft;
     (3) measure the top ``(1 - eps_greedy)`` share plus ``eps_greedy`` random picks. Until the cost
