@@ -216,14 +216,16 @@ def format_report(runs: list[dict], summaries: dict[str, dict]) -> str:
     return "\n\n".join(parts)
 
 
-def compare(workloads: list[str], strategies: list[str], *, trials: int, seeds: list[int],
+def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[int],
             trials_per_iter: int, work_root: str | None = None, progress: bool = True,
             pruner_kwargs: dict | None = None, remeasure_passes: int = 5, pacm_checkpoint: str | None = None,
-            log=print) -> tuple[list[dict], dict[str, dict]]:
+            target=None, runner="local", space="post-order-apply", log=print) -> tuple[list[dict], dict[str, dict]]:
     """Run every (workload, seed, strategy) in one process and summarize.
 
-    Returns the runs and the summaries: "measured" (the tuning-time latencies) and, unless
-    ``remeasure_passes`` is 0, "remeasured" (see :mod:`.remeasure`).
+    ``workloads`` are names (:data:`.workloads.WORKLOADS`) or :class:`.workloads.Workload` objects;
+    ``target`` (default: this CPU), ``runner`` and ``space`` apply to every run. Returns the runs
+    and the summaries: "measured" (the tuning-time latencies) and, unless ``remeasure_passes`` is 0,
+    "remeasured" (see :mod:`.remeasure`, local CPU runs only).
     """
     import logging
 
@@ -236,15 +238,16 @@ def compare(workloads: list[str], strategies: list[str], *, trials: int, seeds: 
         logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
     work_root = work_root or tempfile.mkdtemp(prefix="pruner_ms_compare_")
     runs = []
-    for wl_name in workloads:
-        wl = get_workload(wl_name)
+    for wl in workloads:
+        wl = get_workload(wl) if isinstance(wl, str) else wl
+        wl_name = wl.name
         wl_runs = []
         for seed in seeds:
             for strategy in strategies:
                 wd = os.path.join(work_root, wl_name, strategy, str(seed))
                 run = run_one(wl, strategy, trials=trials, seed=seed, trials_per_iter=trials_per_iter,
                               work_dir=wd, progress=progress, pruner_kwargs=pruner_kwargs,
-                              pacm_checkpoint=pacm_checkpoint)
+                              pacm_checkpoint=pacm_checkpoint, target=target, runner=runner, space=space)
                 run["flops"], run["work_dir"] = wl.flops, wd
                 wl_runs.append(run)
                 log(f"{wl_name} {strategy} seed={seed}: best {run['best_seconds'] * 1e3:.3f} ms after "

@@ -102,6 +102,91 @@ def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int, pad: i
     )
 
 
+def batch_matmul(b: int, m: int, n: int, k: int, *, dtype: str = "float32", acc_dtype: str = "float32",
+                 transpose_b: bool = False) -> Workload:
+    """``C[b] = A[b] @ B[b]`` (``B[b].T`` with ``transpose_b``), as attention's QK^T and PV are.
+
+    fp16 inputs accumulate in ``acc_dtype``, so tensor-core sketches apply.
+    """
+    A = te.placeholder((b, m, k), dtype, name="A")
+    B = te.placeholder((b, n, k) if transpose_b else (b, k, n), dtype, name="B")
+    r = te.reduce_axis((0, k), name="k")
+
+    def body(x, i, j):
+        bv = B[x, j, r] if transpose_b else B[x, r, j]
+        return te.sum(A[x, i, r].astype(acc_dtype) * bv.astype(acc_dtype), axis=r)
+
+    C = te.compute((b, m, n), body, name="C")
+    np_dtype = np.dtype(dtype)
+
+    def reference(a, bb):
+        bb = np.swapaxes(bb, 1, 2) if transpose_b else bb
+        return np.matmul(a.astype(np.float32), bb.astype(np.float32)).astype(acc_dtype)
+
+    tag = "" if dtype == "float32" else f"-{dtype.replace('float', 'fp')}"
+    return Workload(
+        f"bmm{tag}-{b}x{m}x{n}x{k}" + ("-nt" if transpose_b else ""), te.create_prim_func([A, B, C]),
+        lambda rng: [rng.random((b, m, k)).astype(np_dtype),
+                     rng.random((b, n, k) if transpose_b else (b, k, n)).astype(np_dtype)],
+        reference, (b, m, n), 2.0 * b * m * n * k, acc_dtype,
+    )
+
+
+def conv2d_nhwc(n: int, h: int, w: int, c: int, f: int, kh: int, kw: int, *, stride: int = 1, pad: int = 0,
+                dtype: str = "float16", acc_dtype: str = "float32") -> Workload:
+    """NHWC conv2d with HWIO weights (the layout tensor-core conv sketches tensorize)."""
+    X = te.placeholder((n, h, w, c), dtype, name="X")
+    W = te.placeholder((kh, kw, c, f), dtype, name="W")
+    Xp = te.compute(
+        (n, h + 2 * pad, w + 2 * pad, c),
+        lambda b, y, x, ci: te.if_then_else(
+            te.all(y >= pad, y < h + pad, x >= pad, x < w + pad), X[b, y - pad, x - pad, ci], tirx.const(0, dtype)),
+        name="pad",
+    )
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (w + 2 * pad - kw) // stride + 1
+    rc, ry, rx = te.reduce_axis((0, c), name="rc"), te.reduce_axis((0, kh), name="ry"), te.reduce_axis((0, kw), name="rx")
+    Y = te.compute(
+        (n, oh, ow, f),
+        lambda b, y, x, fo: te.sum(Xp[b, y * stride + ry, x * stride + rx, rc].astype(acc_dtype)
+                                   * W[ry, rx, rc, fo].astype(acc_dtype), axis=[ry, rx, rc]),
+        name="conv",
+    )
+    np_dtype = np.dtype(dtype)
+
+    def reference(x, wt):
+        xp = np.pad(x.astype(np.float32), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+        cols = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride]
+        return np.einsum("nyxcij,ijcf->nyxf", cols, wt.astype(np.float32), optimize=True).astype(acc_dtype)
+
+    tag = "" if dtype == "float32" else f"-{dtype.replace('float', 'fp')}"
+    return Workload(
+        f"conv2d-nhwc{tag}-{n}x{h}x{w}x{c}-f{f}-k{kh}s{stride}", te.create_prim_func([X, W, Y]),
+        lambda rng: [rng.random((n, h, w, c)).astype(np_dtype), rng.random((kh, kw, c, f)).astype(np_dtype)],
+        reference, (n, oh, ow, f), 2.0 * n * f * oh * ow * c * kh * kw, acc_dtype,
+    )
+
+
+# op name in a suite file -> constructor (keyword arguments as in the suite entry)
+OPS: dict[str, Callable[..., Workload]] = {
+    "gemm": gemm, "dense": dense, "gemm_fp16": gemm_fp16, "conv2d_nchw": conv2d_nchw,
+    "batch_matmul": batch_matmul, "conv2d_nhwc": conv2d_nhwc,
+}
+
+
+def workload_from_spec(spec: dict) -> Workload:
+    """A workload from a suite entry ``{"op": ..., "args": {...}, "name": optional}``."""
+    op = spec.get("op")
+    if op not in OPS:
+        raise KeyError(f"unknown op {op!r} in suite entry {spec}; ops: {', '.join(OPS)}")
+    try:
+        wl = OPS[op](**spec.get("args", {}))
+    except TypeError as err:
+        raise ValueError(f"bad arguments for op {op!r} in suite entry {spec}: {err}") from None
+    if spec.get("name"):
+        wl.name = spec["name"]
+    return wl
+
+
 WORKLOADS: dict[str, Callable[[], Workload]] = {
     "gemm-512": lambda: gemm(512, 512, 512),
     "gemm-256": lambda: gemm(256, 256, 256),

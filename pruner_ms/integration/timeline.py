@@ -103,3 +103,7 @@ class TimedStrategy(PySearchStrategy):
 
     def clone(self):
         return TimedStrategy(self.inner.clone(), self.timeline)
+
+    @property
+    def resumes_from_database(self) -> bool:
+        return bool(getattr(self.inner, "resumes_from_database", False))

@@ -1,6 +1,8 @@
 """``tune_tir`` with pruner_ms's defaults and input checks in front of MetaSchedule's."""
 from __future__ import annotations
 
+import logging
+
 from tvm import IRModule, tirx
 from tvm.s_tir import meta_schedule as ms
 
@@ -11,7 +13,11 @@ from .cuda import (
     check_tensorizable,
     tensor_core_space,
 )
+from .resume import measured_count, open_database
+from .runners import make_runner
 from .workarounds import WarmPoolBuilder, detach_unnamed_log_handlers, normalize_target
+
+logger = logging.getLogger("pruner_ms")
 
 
 class WorkloadError(ValueError):
@@ -53,8 +59,17 @@ def default_builder(target, *, max_workers: int | None = None):
     return WarmPoolBuilder(max_workers=max_workers or int(target.attrs.get("num-cores", 0) or 0) or None)
 
 
+def task_modules(mod) -> list[IRModule]:
+    """The per-task modules ``ms.tune_tir`` commits to its database for ``mod`` (one per PrimFunc)."""
+    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
+
+    mod = _normalize_mod(mod) if isinstance(mod, tirx.PrimFunc) else mod
+    return [_normalize_mod(f) for _, f in sorted(
+        ((gv.name_hint, f) for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)), key=lambda x: x[0])]
+
+
 def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=None, cost_model="xgb",
-             builder=None, num_trials_per_iter: int = 64, **kwargs):
+             builder=None, runner="local", num_trials_per_iter: int = 64, resume: bool = True, **kwargs):
     """Tune a TIR workload with :class:`~pruner_ms.PrunerSearch` (default) through ``ms.tune_tir``.
 
     Differences from calling ``ms.tune_tir`` directly: the target is checked (legacy strings get an
@@ -65,7 +80,13 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     :class:`~pruner_ms.integration.cuda.NoGPUError` is raised before anything else.
     ``space="cuda-tensorcore"`` selects MetaSchedule's tensor-core rules, postprocs and mutators, and
     a workload none of whose sketches tensorizes raises
-    :class:`~pruner_ms.integration.cuda.NotTensorizableError`. Other keywords pass through unchanged.
+    :class:`~pruner_ms.integration.cuda.NotTensorizableError`. ``runner`` also takes
+    ``"rpc://HOST:PORT/KEY"`` (TVM's RPC tracker, see :func:`~pruner_ms.integration.runners.make_runner`).
+
+    With ``resume=True`` (default) the work_dir's database is checked first
+    (:func:`~pruner_ms.integration.resume.open_database`) and the programs it already holds for this
+    workload count against ``max_trials_global``: a re-run continues where the last one stopped and a
+    finished run measures nothing more. Other keywords pass through unchanged.
     """
     from ..strategy import PrunerSearch
 
@@ -74,7 +95,8 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     if num_trials_per_iter <= 0:
         raise ValueError(f"num_trials_per_iter must be positive, got {num_trials_per_iter}")
     target = normalize_target(target)
-    check_runner(target, kwargs.get("runner"))  # no local measurement without the GPU
+    runner = make_runner(runner)
+    check_runner(target, runner)  # no local measurement without the GPU
     mod = check_workload(mod)
     if kwargs.get("space") == TENSOR_CORE_SPACE:
         check_tensorizable(mod, target)
@@ -82,8 +104,24 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     detach_unnamed_log_handlers()
     if builder is None:
         builder = default_builder(target)
+    strategy = strategy if strategy is not None else PrunerSearch(resume=resume)
+    if resume and "database" not in kwargs:
+        database = kwargs["database"] = open_database(work_dir)
+        done = sum(measured_count(database, m) for m in task_modules(mod))
+        if done:
+            logger.warning("resuming %s: %d of %d trials already measured, %d to go", work_dir, done,
+                           max_trials_global, max(0, max_trials_global - done))
+        if done >= max_trials_global:
+            return database
+        # PrunerSearch subtracts its task's records from the per-task cap itself; other strategies
+        # get the remaining budget as their cap
+        per_task = kwargs.get("max_trials_per_task") or max_trials_global
+        if not getattr(strategy, "resumes_from_database", False):
+            per_task = min(per_task, max_trials_global - done)
+        kwargs["max_trials_per_task"] = per_task
+        max_trials_global -= done
     return ms.tune_tir(
         mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
-        strategy=strategy if strategy is not None else PrunerSearch(), cost_model=cost_model,
-        builder=builder, **kwargs,
+        strategy=strategy, cost_model=cost_model,
+        builder=builder, runner=runner, **kwargs,
     )

@@ -97,6 +97,22 @@ class PrunerSearch(PySearchStrategy):
     draft_bar : bool
         Only candidates the analyzer scores at least as high as the last draft may be verified into a
         batch (mutations of measured programs included). False lets the learned model pick any mutation.
+    local_parents : int
+        Local search around the measured best (not in the paper): once the model is trained, the
+        ``local_parents`` best measured programs are each mutated ``local_mutants`` times, for
+        ``local_steps`` hill-climbing steps (the model's best children become the next parents),
+        without the draft bar. Up to ``local_share`` of each verified batch may come from this
+        neighbourhood, the rest from the drafts. 0 turns it off (the paper's verify stage).
+    local_mutants : int
+        Mutations per parent and step of the local search.
+    local_steps : int
+        Hill-climbing steps of the local search.
+    local_share : float
+        Largest share of a verified batch taken from the local search.
+    resume : bool
+        Programs of this workload already in the database (an earlier run in the same work_dir)
+        count against ``max_trials``, so a re-run only measures what is missing. False measures a
+        full ``max_trials`` more (the database still seeds the search and is never re-measured).
     num_threads : int, optional
         Threads replaying candidates (TVM releases the GIL); defaults to the context's ``num_threads``.
     """
@@ -117,6 +133,11 @@ class PrunerSearch(PySearchStrategy):
         xgb_warmup_samples: int | None = 0,
         analyzer_prior_samples: int = 64,
         draft_bar: bool = True,
+        local_parents: int = 8,
+        local_mutants: int = 16,
+        local_steps: int = 2,
+        local_share: float = 0.5,
+        resume: bool = True,
         num_threads: int | None = None,
     ) -> None:
         self._params = {k: v for k, v in locals().items() if k != "self"}  # for clone()
@@ -124,8 +145,12 @@ class PrunerSearch(PySearchStrategy):
                             ("draft_every", draft_every)):
             if value is not None and value < 1:
                 raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
-        if not 0.0 <= eps_greedy <= 1.0 or not 0.0 <= mutate_prob <= 1.0:
-            raise ValueError("PrunerSearch: eps_greedy and mutate_prob must lie in [0, 1]")
+        if not 0.0 <= eps_greedy <= 1.0 or not 0.0 <= mutate_prob <= 1.0 or not 0.0 <= local_share <= 1.0:
+            raise ValueError("PrunerSearch: eps_greedy, mutate_prob and local_share must lie in [0, 1]")
+        for name, value in (("local_parents", local_parents), ("local_mutants", local_mutants),
+                            ("local_steps", local_steps)):
+            if value < 0:
+                raise ValueError(f"PrunerSearch: {name} must be >= 0, got {value}")
         if random_share is not None and not 0.0 < random_share <= 1.0:
             raise ValueError(f"PrunerSearch: random_share must lie in (0, 1], got {random_share}")
         for name, value in self._params.items():  # one attribute per keyword, as passed
@@ -174,6 +199,18 @@ class PrunerSearch(PySearchStrategy):
         self._analyzer_cache: dict[int, float] = {}
         self.workload = database.commit_workload(self.context.mod) if database is not None else None
         self.measured_top = self._load_measured(every_record=True)
+        if self.resume and database is not None:
+            from ..integration.resume import measured_count
+
+            self.trials_sent = measured_count(database, self.context.mod)
+            if self.trials_sent:
+                logger.warning("PrunerSearch: %d of %d trials already measured in the database; %d to go",
+                               self.trials_sent, self.max_trials, max(0, self.max_trials - self.trials_sent))
+
+    @property
+    def resumes_from_database(self) -> bool:
+        """True if records already in the database count against this strategy's ``max_trials``."""
+        return bool(self.resume)
 
     def post_tuning(self) -> None:
         logger.info("PrunerSearch: %d measured rounds, %d candidate replays or mutations failed",
@@ -288,6 +325,10 @@ class PrunerSearch(PySearchStrategy):
         n_random = int(round(self.eps_greedy * n)) if not cold else 0
         picks: list[Candidate] = []
         keys: set[int] = set()
+        if not cold:
+            for c in self._local_search(int(self.local_share * (n - n_random))):
+                picks.append(c)
+                keys.add(c.key)
         for c in ranked:
             if len(picks) >= n - n_random:
                 break
@@ -301,6 +342,28 @@ class PrunerSearch(PySearchStrategy):
             picks.append(pool[i])
             keys.add(pool[i].key)
         return picks
+
+    def _local_search(self, n: int) -> list[Candidate]:
+        """Up to ``n`` unmeasured programs near the measured best, by hill-climbing on the model's
+        scores. Drafting explores; this exploits what measurement has already confirmed, as the
+        trained XGBoost + GA baseline does, which the paper's one-iteration verify stage lacks."""
+        parents = self.measured_top[: self.local_parents]
+        if n <= 0 or not parents or self.local_mutants <= 0:
+            return []
+        seen: dict[int, tuple[float, Candidate]] = {}
+        for _ in range(self.local_steps):
+            kids = self.population.mutate_many([p for p in parents for _ in range(self.local_mutants)])
+            kids = [c for c in kids if c is not None and c.key not in self.measured and c.key not in seen]
+            kids = list({c.key: c for c in kids}.values())
+            if not kids:
+                break
+            scores = self._verify_scores(kids)
+            for s, c in zip(scores, kids):
+                seen[c.key] = (float(s), c)
+            order = np.argsort(-scores)
+            parents = [kids[i] for i in order[: self.local_parents]]
+        ranked = sorted(seen.values(), key=lambda sc: -sc[0])
+        return [c for _, c in ranked[:n]]
 
     def _fresh_drafts(self) -> list[tuple[float, Candidate]]:
         return [(s, c) for s, c in self.drafts if c.key not in self.measured]

@@ -1,0 +1,301 @@
+"""Whole models: a ``torch.nn.Module`` to a tuned, runnable Relax VM, with PrunerSearch per task.
+
+The path is TVM's own: ``torch.export`` -> ``from_exported_program`` -> inference decompositions ->
+``ms.relax_integration.extract_tasks`` (legalize + fuse, the preparation ``compile_relax`` repeats so
+the database keys match) -> ``ms.tune_tasks`` -> ``ms.relax_integration.compile_relax``.
+
+What MetaSchedule does not do and this module does:
+
+* A task without a valid measured record is compiled untuned, silently (on CPU as a plain
+  single-threaded loop nest). :func:`tune_model` reports every such task by name and warns loudly.
+* Re-running with the same work_dir resumes (see :mod:`.resume`): each task's records count
+  against its budget.
+* For a GPU target on a machine without that GPU, tuning needs a remote runner;
+  :func:`compile_model` then tunes and builds only and says so.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+
+import numpy as np
+from tvm.s_tir import meta_schedule as ms
+
+logger = logging.getLogger("pruner_ms")
+
+
+class ModelImportError(ValueError):
+    """The model could not be exported by ``torch.export`` or imported into Relax."""
+
+
+@dataclasses.dataclass
+class TaskReport:
+    """One tuning task of a model."""
+
+    name: str
+    weight: float
+    flops: float
+    trials: int
+    best_seconds: float | None  # None: no valid record, compiled untuned
+
+    @property
+    def tuned(self) -> bool:
+        return self.best_seconds is not None
+
+
+@dataclasses.dataclass
+class ModelReport:
+    """What :func:`compile_model` did, with latencies in seconds (``None`` where not measured)."""
+
+    tasks: list[TaskReport]
+    tuned_seconds: float | None = None
+    untuned_seconds: float | None = None
+    torch_seconds: float | None = None
+    max_abs_error: float | None = None
+    tuning_seconds: float = 0.0
+    executable: object = None  # relax.VMExecutable (tuned)
+
+    @property
+    def untuned_tasks(self) -> list[str]:
+        return [t.name for t in self.tasks if not t.tuned]
+
+    def format(self) -> str:
+        rows = ["| task | weight | trials | best (us) | GFLOP/s |", "|---|---|---|---|---|"]
+        for t in self.tasks:
+            if t.tuned:
+                gflops = t.flops / t.best_seconds / 1e9 if t.flops and t.best_seconds > 0 else math.nan
+                rows.append(f"| {t.name} | {t.weight:g} | {t.trials} | {t.best_seconds * 1e6:.1f} | {gflops:.1f} |")
+            else:
+                rows.append(f"| {t.name} | {t.weight:g} | {t.trials} | **no valid record: UNTUNED** | |")
+        lines = ["\n".join(rows)]
+        timing = [(label, v) for label, v in (("tuned (pruner_ms)", self.tuned_seconds),
+                                              ("untuned (TVM default lowering)", self.untuned_seconds),
+                                              ("torch eager", self.torch_seconds)) if v is not None]
+        if timing:
+            lines.append("\n".join(f"{label}: {v * 1e3:.3f} ms" for label, v in timing))
+        if self.max_abs_error is not None:
+            lines.append(f"max abs error vs torch: {self.max_abs_error:.3g}")
+        if self.untuned_tasks:
+            lines.append(f"WARNING: {len(self.untuned_tasks)} task(s) have no valid tuning record and run untuned: "
+                         + ", ".join(self.untuned_tasks))
+        return "\n\n".join(lines)
+
+
+def import_torch_model(model, example_inputs: tuple):
+    """``(IRModule, params)`` of a torch module via ``torch.export``; the weights are embedded as
+    constants, so ``params`` is ``None``."""
+    import torch
+    from tvm import relax
+    from tvm.relax.frontend.torch import from_exported_program
+
+    model = model.eval()
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(model, tuple(example_inputs))
+        mod = from_exported_program(exported)  # weights become constants: nothing to bind later
+    except Exception as err:  # noqa: BLE001  (name the stage that failed)
+        raise ModelImportError(
+            f"could not import the model into Relax ({type(err).__name__}: {err}). It must be exportable "
+            "with torch.export.export(model, example_inputs) and use operators TVM's torch frontend supports."
+        ) from None
+    params = None
+    mod = relax.transform.DecomposeOpsForInference()(mod)
+    mod = relax.transform.CanonicalizeBindings()(mod)
+    return mod, params
+
+
+def fuse_for_tuning(mod, target):
+    """The legalize + fuse passes ``ms.relax_integration.compile_relax`` runs before it applies the
+    database (TVM 0.27, relax_integration.py), so the tasks tuned here are the functions it looks up."""
+    import tvm
+    from tvm import relax
+    from tvm.relax import pipeline as relax_pipeline
+
+    try:
+        dispatch = relax_pipeline.library_dispatch_passes(target)
+    except (ValueError, AttributeError):
+        dispatch = []
+    with target:
+        return tvm.transform.Sequential([
+            *dispatch,
+            relax.transform.LegalizeOps(),
+            relax.transform.AnnotateTIROpPattern(),
+            relax.transform.FoldConstant(),
+            relax.transform.FuseOps(),
+            relax.transform.FuseTIR(),
+        ])(mod)
+
+
+def extract_tasks(mod, target, params):
+    """MetaSchedule's tasks of a Relax module (the fused TIR functions worth tuning)."""
+    from tvm.relax.transform import BindParams
+
+    if params:
+        mod = BindParams("main", params)(mod)
+    tasks = ms.relax_integration.extract_tasks(fuse_for_tuning(mod, target), target)
+    return [t for t in tasks if not t.dispatched[0].attrs or not t.dispatched[0].attrs.get("tirx.is_scheduled", False)]
+
+
+def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, max_trials_per_task: int | None = None,
+               num_trials_per_iter: int = 32, strategy=None, cost_model="xgb", builder=None, runner="local",
+               seed: int | None = None, callbacks=None):
+    """Tune every task of a Relax module with :class:`~pruner_ms.PrunerSearch`; return the database
+    and one :class:`TaskReport` per task. Records already in ``work_dir`` count against the budgets."""
+    from ..strategy import PrunerSearch
+    from .cuda import check_runner
+    from .resume import measured_count, open_database
+    from .runners import make_runner
+    from .tune import default_builder
+    from .workarounds import detach_unnamed_log_handlers, normalize_target
+
+    if max_trials_global <= 0:
+        raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
+    target = normalize_target(target)
+    runner = make_runner(runner)
+    check_runner(target, runner)  # a GPU target measured here without the GPU: NoGPUError with the RPC recipe
+    tasks = extract_tasks(mod, target, params)
+    if not tasks:
+        raise ValueError("the model has no operator MetaSchedule can tune (no fused TIR function was extracted)")
+    per_task = max_trials_per_task or max(num_trials_per_iter, max_trials_global // len(tasks))
+    database = open_database(work_dir)
+    done = {t.task_name: measured_count(database, t.dispatched[0]) for t in tasks}
+    remaining = max_trials_global - sum(min(d, per_task) for d in done.values())
+    strategy = strategy if strategy is not None else PrunerSearch()
+    contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
+        [t for t in tasks if done[t.task_name] < per_task], work_dir, strategy=strategy, seed=seed)
+    if remaining > 0 and contexts:
+        detach_unnamed_log_handlers()
+        measure_callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + list(callbacks or [])
+        ms.tune_tasks(
+            tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
+            max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
+            builder=builder if builder is not None else default_builder(target),
+            runner=runner, database=database, cost_model=cost_model,
+            measure_callbacks=measure_callbacks,
+        )
+    reports = []
+    for t in tasks:
+        top = database.get_top_k(database.commit_workload(t.dispatched[0]), 1) if database.has_workload(
+            t.dispatched[0]) else []
+        best = None
+        if top and top[0].run_secs:
+            secs = [float(x) for x in top[0].run_secs]
+            best = sum(secs) / len(secs) if max(secs) < 1e9 else None
+        reports.append(TaskReport(t.task_name, float(t.weight), _task_flops(t.dispatched[0]),
+                                  measured_count(database, t.dispatched[0]), best))
+    untuned = [r.name for r in reports if not r.tuned]
+    if untuned:
+        logger.warning("%d task(s) have NO valid tuning record and will be compiled untuned: %s. "
+                       "Raise the trial budget or check the build/run errors in %s/logs.",
+                       len(untuned), ", ".join(untuned), work_dir)
+    return database, reports
+
+
+def _task_flops(mod) -> float:
+    try:
+        from tvm.s_tir.analysis import estimate_tir_flops
+
+        return float(estimate_tir_flops(mod))
+    except Exception:  # noqa: BLE001  (FLOPs are for display only)
+        return 0.0
+
+
+def build_untuned(mod, target, params):
+    """The model compiled with TVM's default lowering, no tuning (the baseline a user would get)."""
+    db = ms.database.MemoryDatabase()
+    return ms.relax_integration.compile_relax(db, mod, target, params)
+
+
+def time_vm(executable, device, inputs: list[np.ndarray], *, repeat: int = 20) -> tuple[float, list[np.ndarray]]:
+    """Median seconds of one forward pass of a Relax VM, and its outputs."""
+    import tvm
+    from tvm import relax
+
+    vm = relax.VirtualMachine(executable, device)
+    args = [tvm.runtime.tensor(x, device) for x in inputs]
+    out = vm["main"](*args)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        vm["main"](*args)
+        device.sync()
+        times.append(time.perf_counter() - t)
+    outs = [out] if not _is_tuple(out) else list(out)
+    return float(np.median(times)), [o.numpy() for o in outs]
+
+
+def _is_tuple(obj) -> bool:
+    return not hasattr(obj, "numpy")
+
+
+def time_torch(model, example_inputs: tuple, *, repeat: int = 20) -> tuple[float, list[np.ndarray]]:
+    import torch
+
+    with torch.no_grad():
+        out = model(*example_inputs)
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            model(*example_inputs)
+            times.append(time.perf_counter() - t)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return float(np.median(times)), [o.detach().numpy() for o in outs]
+
+
+def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_trials_global: int,
+                  max_trials_per_task: int | None = None, num_trials_per_iter: int = 32, strategy=None,
+                  cost_model="xgb", builder=None, runner="local", seed: int | None = None,
+                  compare: bool = True, repeat: int = 20, callbacks=None) -> ModelReport:
+    """Tune and compile a torch model; on a local target also run it, check it against torch and time
+    tuned vs untuned vs torch eager.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model (put in eval mode).
+    example_inputs : tuple of torch.Tensor
+        Inputs for ``torch.export`` and for the correctness check.
+    target : dict, str tag or Target
+        Compilation target (``pruner_ms.host_cpu_spec().target()`` for this CPU).
+    work_dir : str
+        Where the database and logs go; re-running with it resumes.
+    max_trials_global, max_trials_per_task, num_trials_per_iter :
+        Budgets, as in ``ms.tune_relax``; ``max_trials_per_task`` defaults to an even share.
+    compare : bool
+        Run and time the tuned, untuned and torch versions (only where the target's device exists).
+
+    Returns
+    -------
+    ModelReport
+        Per-task table, latencies, max abs error vs torch and the tuned executable.
+    """
+    import tvm
+
+    from .cuda import gpu_available
+    from .workarounds import normalize_target
+
+    target = normalize_target(target)
+    mod, params = import_torch_model(model, example_inputs)
+    start = time.perf_counter()
+    database, tasks = tune_model(mod, params, target, work_dir, max_trials_global=max_trials_global,
+                                 max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
+                                 strategy=strategy, cost_model=cost_model, builder=builder, runner=runner,
+                                 seed=seed, callbacks=callbacks)
+    report = ModelReport(tasks, tuning_seconds=time.perf_counter() - start)
+    report.executable = ms.relax_integration.compile_relax(database, mod, target, params)
+    kind = str(target.kind.name)
+    if not compare:
+        return report
+    if kind != "llvm" and not gpu_available(target):
+        logger.warning("no %s device on this machine: the model was tuned and built but not run or checked",
+                       kind.upper())
+        return report
+    device = tvm.cpu(0) if kind == "llvm" else tvm.device(kind, 0)
+    inputs = [x.detach().numpy() for x in example_inputs]
+    report.tuned_seconds, outs = time_vm(report.executable, device, inputs, repeat=repeat)
+    report.untuned_seconds, _ = time_vm(build_untuned(mod, target, params), device, inputs, repeat=repeat)
+    report.torch_seconds, ref = time_torch(model, example_inputs, repeat=repeat)
+    report.max_abs_error = max(float(np.max(np.abs(o.astype(np.float64) - r))) for o, r in zip(outs, ref))
+    return report

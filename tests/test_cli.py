@@ -1,0 +1,114 @@
+"""The ``pruner-ms`` command line: a real tune/show/compare/bench round trip and bad inputs."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pruner_ms.cli import main
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tune", "--workload", "gemm-9999", "--no-progress"], "unknown workload 'gemm-9999'; known: gemm-512"),
+    (["tune", "--workload", "gemm-64", "--target", "llvm -mcpu=znver4"], "Pass a dict instead"),
+    (["tune", "--workload", "gemm-64", "--target", "{kind: llvm}"], "--target is not valid JSON"),
+    (["tune"], "give exactly one of --workload NAME and --tvmscript FILE"),
+    (["tune", "--tvmscript", "/nonexistent.py"], "no such file"),
+    (["tune", "--workload", "gemm-64", "--runner", "rpc://localhost/x"], "rpc://HOST:PORT/KEY"),
+    (["bench", "--suite", "nosuch"], "no suite 'nosuch'"),
+    (["bench", "--suite", "cpu", "--strategies", "pruner,magic"], "unknown strategies ['magic']"),
+    (["show", "/nonexistent"], "not a MetaSchedule work_dir"),
+    (["compare", "/nonexistent-a", "/nonexistent-b"], "no such file or directory"),
+    (["compile", "--model", "resnet9000"], "unknown model 'resnet9000'"),
+])
+def test_bad_input_exits_2_with_a_reason(capsys, argv, message):
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    assert message in err
+
+
+def test_argparse_rejects_nonpositive_trials(capsys):
+    code, _, err = _run(capsys, "tune", "--workload", "gemm-64", "--trials", "0")
+    assert code == 2 and "must be positive" in err
+
+
+def test_bad_tvmscript_file(tmp_path, capsys):
+    path = tmp_path / "k.py"
+    path.write_text("this is not tvmscript(\n")
+    code, _, err = _run(capsys, "tune", "--tvmscript", str(path))
+    assert code == 2 and "does not parse as TVMScript" in err
+
+
+def test_entry_point_help():
+    exe = os.path.join(os.path.dirname(sys.executable), "pruner-ms")
+    cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "pruner_ms.cli"]
+    out = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0
+    for word in ("tune", "compile", "bench", "compare", "train", "show", "rpc://HOST:PORT/KEY"):
+        assert word in out.stdout
+
+
+GEMM_SCRIPT = '''
+from tvm.script import tirx as T
+
+@T.prim_func(s_tir=True)
+def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+    for i, j, k in T.grid(64, 64, 64):
+        with T.sblock("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+@pytest.mark.slow
+def test_tune_show_compare_round_trip(tmp_path, capsys):
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    code, out, _ = _run(capsys, "tune", "--workload", "gemm-64", "--trials", "8", "--trials-per-iter", "8",
+                        "--work-dir", a, "--no-progress")
+    assert code == 0, out
+    assert "8 measured" in out and "numpy check: ok" in out
+    script = tmp_path / "gemm.py"
+    script.write_text(GEMM_SCRIPT)
+    code, out, _ = _run(capsys, "tune", "--tvmscript", str(script), "--trials", "8", "--trials-per-iter", "8",
+                        "--work-dir", b, "--strategy", "default", "--no-progress")
+    assert code == 0 and "8 measured" in out
+    # re-running a finished work_dir measures nothing more
+    code, out, _ = _run(capsys, "tune", "--workload", "gemm-64", "--trials", "8", "--work-dir", a, "--no-progress")
+    assert code == 0 and "8 measured" in out
+    code, out, _ = _run(capsys, "show", a, "--trace")
+    assert code == 0 and "8 measured" in out and "sch.sample_perfect_tile" in out
+    code, out, _ = _run(capsys, "compare", a, b)
+    assert code == 0 and "ratio b/a" in out
+    assert out.count("| main(") == 1, "the TVMScript GEMM and gemm-64 are one workload"
+
+
+@pytest.mark.slow
+def test_bench_writes_json_markdown_and_curves(tmp_path, capsys):
+    suite = tmp_path / "mini.json"
+    suite.write_text(json.dumps({"name": "mini", "target": "host", "trials": 8, "trials_per_iter": 4,
+                                 "workloads": [{"op": "gemm", "args": {"m": 32, "n": 32, "k": 32}}]}))
+    out_dir = tmp_path / "out"
+    code, out, _ = _run(capsys, "bench", "--suite", str(suite), "--strategies", "pruner,default", "--seeds", "0",
+                        "--out", str(out_dir), "--no-progress")
+    assert code == 0, out
+    result = json.loads((out_dir / "suite.json").read_text())
+    assert {r["strategy"] for r in result["runs"]} == {"pruner", "default"}
+    assert all(r["numpy_ok"] for r in result["runs"])
+    table = (out_dir / "suite.md").read_text()
+    assert "time-to-quality speed-up vs default" in table and "gemm-32x32x32" in table
+    pngs = list((out_dir / "curves").glob("*.png"))
+    assert len(pngs) == 1 and pngs[0].read_bytes()[:4] == b"\x89PNG"
