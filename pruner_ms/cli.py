@@ -224,7 +224,9 @@ def _load_side(path: str):
     if os.path.isdir(path):
         if not os.path.exists(os.path.join(path, RECORD_FILE)):
             raise CLIError(f"{path} holds no {RECORD_FILE}: not a MetaSchedule work_dir")
-        return "db", _records_by_workload(path)
+        from .integration.resume import open_database
+
+        return "db", _records_by_workload(open_database(path, repair_tail=False))
     if not os.path.exists(path):
         raise CLIError(f"{path}: no such file or directory")
     try:
@@ -234,19 +236,19 @@ def _load_side(path: str):
         raise CLIError(f"{path} is neither a work_dir nor a JSON result ({err})") from None
 
 
-def _records_by_workload(work_dir: str) -> dict:
-    """{workload key: {"name", "latencies" (in measurement order, inf = failed)}}."""
+def _records_by_workload(db) -> dict:
+    """{workload key: {"name", "latencies" (in measurement order, inf = failed), "best" record}}."""
     import tvm_ffi
 
-    from .integration.resume import open_database
+    from .integration.resume import record_seconds
 
-    db = open_database(work_dir, repair_tail=False)
     out: dict = {}
     for rec in db.get_all_tuning_records():
         key = int(tvm_ffi.structural_hash(rec.workload.mod))
-        entry = out.setdefault(key, {"name": _workload_name(rec.workload.mod), "latencies": []})
-        secs = [float(x) for x in rec.run_secs] if rec.run_secs is not None else []
-        entry["latencies"].append(sum(secs) / len(secs) if secs and max(secs) < 1e9 else math.inf)
+        entry = out.setdefault(key, {"name": _workload_name(rec.workload.mod), "latencies": [], "best": None})
+        entry["latencies"].append(record_seconds(rec))
+        if entry["best"] is None or entry["latencies"][-1] < record_seconds(entry["best"]):
+            entry["best"] = rec
     return out
 
 
@@ -298,8 +300,7 @@ def _describe_database(work_dir: str, *, top: int = 5, trace: bool = False) -> s
     from .integration.resume import open_database
 
     lines = [f"work_dir {work_dir}"]
-    db = open_database(work_dir, repair_tail=False)
-    by_wl = _records_by_workload(work_dir)
+    by_wl = _records_by_workload(open_database(work_dir, repair_tail=False))
     for entry in by_wl.values():
         lat = entry["latencies"]
         valid = sorted(x for x in lat if math.isfinite(x))
@@ -308,10 +309,8 @@ def _describe_database(work_dir: str, *, top: int = 5, trace: bool = False) -> s
         if valid:
             lines.append("    top: " + ", ".join(f"{x * 1e3:.4f}" for x in valid[:top]) + " ms")
         if trace and valid:
-            recs = [r for r in db.get_all_tuning_records() if _workload_name(r.workload.mod) == entry["name"]]
-            best = min(recs, key=lambda r: sum(float(x) for x in r.run_secs) / len(r.run_secs) if r.run_secs else math.inf)
             lines.append(f"    best trace ({_ms_cell(valid[0])} ms):")
-            lines.append(textwrap.indent("\n".join(best.trace.as_python(remove_postproc=True)), "      "))
+            lines.append(textwrap.indent("\n".join(entry["best"].trace.as_python(remove_postproc=True)), "      "))
     logs = os.path.join(work_dir, "logs")
     if os.path.isdir(logs):
         lines.append(f"  logs: {logs} ({len(os.listdir(logs))} files; build and run errors are there)")

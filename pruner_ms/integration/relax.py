@@ -145,7 +145,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     and one :class:`TaskReport` per task. Records already in ``work_dir`` count against the budgets."""
     from ..strategy import PrunerSearch
     from .cuda import check_runner
-    from .resume import measured_count, open_database
+    from .resume import measured_count, open_database, record_seconds
     from .runners import make_runner
     from .tune import default_builder
     from .workarounds import detach_unnamed_log_handlers, normalize_target
@@ -179,10 +179,8 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     for t in tasks:
         top = database.get_top_k(database.commit_workload(t.dispatched[0]), 1) if database.has_workload(
             t.dispatched[0]) else []
-        best = None
-        if top and top[0].run_secs:
-            secs = [float(x) for x in top[0].run_secs]
-            best = sum(secs) / len(secs) if max(secs) < 1e9 else None
+        best = record_seconds(top[0]) if top else math.inf
+        best = best if math.isfinite(best) else None
         reports.append(TaskReport(t.task_name, float(t.weight), _task_flops(t.dispatched[0]),
                                   measured_count(database, t.dispatched[0]), best))
     untuned = [r.name for r in reports if not r.tuned]
