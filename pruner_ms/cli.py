@@ -181,21 +181,25 @@ def cmd_compile(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from .bench.compare import STRATEGIES
-    from .bench.suite import load_suite, run_suite
+    from .bench.compare import STRATEGIES, ProtocolError
+    from .bench.suite import format_suite, load_suite, run_suite
 
     suite = load_suite(a.suite)
     strategies = [s for s in a.strategies.split(",") if s]
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise CLIError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    if a.remeasure_passes < 0:
+        raise CLIError("--remeasure-passes must be 0 (tuning-time latencies only) or more")
     out = a.out or os.path.join("pruner_ms_runs", f"suite-{suite['name']}")
-    result = run_suite(suite, strategies=strategies, seeds=parse_seeds(a.seeds), out_dir=out, trials=a.trials,
-                       trials_per_iter=a.trials_per_iter, runner=a.runner, progress=not a.no_progress,
-                       remeasure_passes=a.remeasure_passes, include_models=not a.no_models,
-                       only=[s for s in (a.only or "").split(",") if s] or None)
-    from .bench.suite import format_suite
-
+    try:
+        result = run_suite(suite, strategies=strategies, seeds=parse_seeds(a.seeds), out_dir=out, trials=a.trials,
+                           trials_per_iter=a.trials_per_iter, runner=a.runner, progress=not a.no_progress,
+                           remeasure_passes=a.remeasure_passes, include_models=not a.no_models,
+                           only=[s for s in (a.only or "").split(",") if s] or None,
+                           workloads=[s for s in (a.workloads or "").split(",") if s] or None)
+    except ProtocolError as err:
+        raise CLIError(str(err)) from None
     print(format_suite(result))
     print(f"\nwrote {out}/suite.json, {out}/suite.md" + (f" and {len(result['plots'])} PNGs in {out}/curves"
                                                         if result.get("plots") else ""))
@@ -365,16 +369,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compile)
 
     b = sub.add_parser("bench", help="run a benchmark suite (configs/suites) for several strategies and seeds",
-                       description="Run a suite in one process; write JSON, a Markdown table and tuning curves.")
+                       description="Run a suite in one process; write JSON, a Markdown table and tuning curves. "
+                                   "Strategies alternate their order with the seed; every run starts from an empty "
+                                   "work dir. An --out holding an earlier suite.json (same suite, target, trials, "
+                                   "trials per iter) is merged into: runs it holds are not repeated, the tables "
+                                   "cover the union. Re-measurement is per invocation: run all strategies and seeds "
+                                   "of a workload in one invocation for comparable re-measured numbers.")
     b.add_argument("--suite", required=True, help="cpu, tensorcore, or a suite JSON file")
     b.add_argument("--strategies", default="pruner,default", help=f"comma list of {', '.join(STRATEGIES)}")
     b.add_argument("--seeds", default="0,1", help="comma list (default 0,1)")
     b.add_argument("--trials", type=positive, help="per workload (default: the suite's)")
     b.add_argument("--trials-per-iter", type=positive, help="default: the suite's")
     b.add_argument("--out", help="output folder (default pruner_ms_runs/suite-<name>)")
-    b.add_argument("--only", help="comma list of substrings: run only matching workloads/models")
+    b.add_argument("--workloads", help="comma list of exact names (suite workloads or models, or short names such "
+                                       "as dwconv-s2): run only these")
+    b.add_argument("--only", help="comma list of names or substrings: run only matching workloads/models (an exact "
+                                  "name matches only itself)")
     b.add_argument("--no-models", action="store_true", help="skip the suite's end-to-end models")
-    b.add_argument("--remeasure-passes", type=int, default=0, help="re-measure decisive programs (CPU)")
+    b.add_argument("--remeasure-passes", type=int, default=5,
+                   help="after tuning each workload, re-measure its runs' decisive programs this many round-robin "
+                        "passes; the tables then use those latencies (default 5; 0: tuning-time latencies, CPU only)")
     b.add_argument("--runner", default="local", help="local (default) or rpc://HOST:PORT/KEY")
     b.add_argument("--no-progress", action="store_true")
     b.set_defaults(func=cmd_bench)

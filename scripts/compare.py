@@ -3,6 +3,11 @@
 
 Example (the README's main job):
     python scripts/compare.py --workloads gemm-512 --trials 128 --seeds 0
+
+Strategies alternate their order with the seed (as given for the 1st, 3rd, ... seed, reversed for the
+others), every run tunes in its own empty work dir, and re-measured latencies (5 round-robin passes)
+are reported next to the tuning-time ones. --merge-into FILE adds this invocation's runs to an earlier
+result (same --trials and --trials-per-iter) and skips the runs it already holds.
 """
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 
 def main(argv=None) -> int:
-    from pruner_ms.bench.compare import STRATEGIES, compare, format_report, save
+    from pruner_ms.bench.compare import (STRATEGIES, ProtocolError, compare, format_report, load_for_merge, run_key,
+                                         save, summarize_views)
     from pruner_ms.bench.workloads import WORKLOADS
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,6 +35,10 @@ def main(argv=None) -> int:
     p.add_argument("--draft-size", type=int, default=None, help="PrunerSearch draft_size override")
     p.add_argument("--work-dir", default=None, help="where the tuning databases go (default: a temp dir)")
     p.add_argument("--out", default="results/compare.json", help="JSON output path")
+    p.add_argument("--merge-into", default=None, metavar="FILE",
+                   help="merge into this earlier JSON result (made with the same --trials and --trials-per-iter): "
+                        "keep its runs, skip the (workload, strategy, seed) it holds, write the union there "
+                        "(replaces --out)")
     p.add_argument("--remeasure-passes", type=int, default=5,
                    help="after tuning, re-measure each run's decisive programs this many times, round-robin "
                         "(0: report tuning-time latencies only)")
@@ -46,22 +56,39 @@ def main(argv=None) -> int:
     if a.draft_size:
         kw["draft_size"] = a.draft_size
     seeds = [int(s) for s in a.seeds.split(",")]
+    bad = [s for s in a.strategies.split(",") if s not in STRATEGIES] + [w for w in a.workloads.split(",")
+                                                                        if w not in WORKLOADS]
+    if bad:
+        p.error(f"unknown strategies or workloads {bad}; strategies: {', '.join(STRATEGIES)}; "
+                f"workloads: {', '.join(WORKLOADS)}")
+    settings = {"trials": a.trials, "trials_per_iter": a.trials_per_iter}
+    out = a.merge_into or a.out
     t = time.time()
-    runs, summaries = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
-                              trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
-                              progress=not a.no_progress, pruner_kwargs=kw,
-                              remeasure_passes=a.remeasure_passes, pacm_checkpoint=a.pacm_checkpoint)
+    try:
+        previous = load_for_merge(a.merge_into, settings, settings_key="meta") if a.merge_into else {}
+        runs, _ = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
+                          trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
+                          progress=not a.no_progress, pruner_kwargs=kw, remeasure_passes=a.remeasure_passes,
+                          pacm_checkpoint=a.pacm_checkpoint, done=[run_key(r) for r in previous.get("runs", [])])
+    except ProtocolError as err:
+        print(f"compare.py: error: {err}", file=sys.stderr)
+        return 2
+    runs = previous.get("runs", []) + runs
+    summaries = summarize_views(runs)
     table = format_report(runs, summaries)
     print("\n" + table)
     meta = {"argv": sys.argv, "host": platform.node(), "python": platform.python_version(),
-            "total_seconds": time.time() - t, "pruner_kwargs": kw}
+            "total_seconds": time.time() - t, "pruner_kwargs": kw, **settings}
+    if previous:
+        meta["merged"] = previous.get("meta", {}).get("merged", []) + [{k: v for k, v in previous["meta"].items()
+                                                                        if k != "merged"}]
     from pruner_ms.hardware import host_cpu_spec
 
     meta["cpu"] = host_cpu_spec().target()
-    save(a.out, runs, summaries, meta)
-    with open(os.path.splitext(a.out)[0] + ".md", "w", encoding="utf-8") as f:
+    save(out, runs, summaries, meta)
+    with open(os.path.splitext(out)[0] + ".md", "w", encoding="utf-8") as f:
         f.write(table + "\n")
-    print(f"\nwrote {a.out}")
+    print(f"\nwrote {out}")
     return 0 if all(r["numpy_ok"] for r in runs) else 1
 
 

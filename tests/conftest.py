@@ -42,3 +42,35 @@ def run_and_check(sch_mod, workload, target) -> float:
     args = [tvm.runtime.tensor(x) for x in inputs] + [tvm.runtime.empty(workload.output_shape, workload.output_dtype)]
     ex["main"](*args)
     return float(np.max(np.abs(args[-1].numpy() - workload.reference(*inputs))))
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """Run ``pruner-ms ARGV`` in-process: (exit code, stdout, stderr)."""
+    from pruner_ms.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def failing_builder(inner, every: int):
+    """A builder that fails every ``every``-th candidate and builds the rest with ``inner``."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+
+    @derived_object
+    class FailingBuilder(PyBuilder):
+        def __init__(self):
+            self.count = 0
+
+        def build(self, build_inputs):
+            out = []
+            for r in inner.build(build_inputs):
+                self.count += 1
+                out.append(BuilderResult(None, "injected build failure") if self.count % every == 0 else r)
+            return out
+
+    return FailingBuilder()

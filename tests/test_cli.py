@@ -8,16 +8,10 @@ import sys
 
 import pytest
 
-from pruner_ms.cli import main
+
+from .conftest import run_cli as _run
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.mark.parametrize("argv, message", [

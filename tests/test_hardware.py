@@ -37,3 +37,35 @@ def test_peak_flops_follow_the_fma_datapath():
     spr = load_cpu_spec("sapphirerapids", cores=1)
     # both run 16-lane fp32 FMAs, but Zen 4 splits them over two 256-bit halves
     assert spr.flops_per_cycle(16, 4) == 2 * zen4.flops_per_cycle(16, 4)
+
+
+def test_cpu_family_files_are_consistent():
+    from pruner_ms.hardware.cpu import _FAMILY_FIELDS
+
+    files = sorted((configs_dir() / "cpu").glob("*.json"))
+    owner: dict[str, str] = {}
+    fallbacks = []
+    for path in files:
+        data = json.loads(path.read_text())
+        assert data["name"] == path.stem
+        for key in (*_FAMILY_FIELDS, "l1d_kib", "l2_kib", "l3_kib_per_core", "dram_gb_per_s_per_core"):
+            assert key in data, f"{path.name} lacks {key}"
+        assert data["simd_bits_per_fma_unit"] <= data["simd_bits"]
+        assert data["vector_registers"] in (16, 32)
+        assert set(data.get("match", {})) <= {"arch", "vendor", "flags_all", "flags_none", "cpu_parts", "by_flags"}
+        for mcpu in data["llvm_mcpu"]:
+            assert mcpu not in owner, f"{mcpu} is listed by {owner.get(mcpu)} and {path.name}"
+            owner[mcpu] = path.name
+        if data.get("fallback"):
+            fallbacks.append(path.name)
+    assert len(fallbacks) == 1, fallbacks
+
+
+def test_explicit_names_follow_llvm_features():
+    # a name no file lists but LLVM knows: ISA from LLVM's features, family from them
+    spec = load_cpu_spec("diamondrapids", cores=4)
+    assert (spec.simd_bits, spec.vector_registers, spec.cores) == (512, 32, 4)
+    assert "by intel x86_64 flags" in spec.sources["family"], spec.sources["family"]
+    spec = load_cpu_spec("goldmont")  # SSE4.2 Atom: 128-bit, no FMA, conservative family
+    assert spec.simd_bits == 128 and spec.fma_units == 1 and spec.name == "generic"
+    assert "LLVM features" in spec.sources["simd_bits"]

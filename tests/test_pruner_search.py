@@ -10,7 +10,7 @@ from tvm.s_tir import meta_schedule as ms
 from pruner_ms import PrunerSearch, tune_tir
 from pruner_ms.bench.workloads import gemm
 
-from .conftest import run_and_check
+from .conftest import failing_builder, run_and_check
 
 SMALL = dict(population_size=64, draft_size=32)
 
@@ -92,28 +92,9 @@ def test_xgb_warmup_is_shortened(target):
 
 @pytest.mark.slow
 def test_failed_builds_are_recorded_and_search_continues(tmp_path, target, builder, gemm64):
-    from tvm.ir.utils import derived_object
-    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
-
-    @derived_object
-    class FlakyBuilder(PyBuilder):
-        """Fails every third candidate, builds the rest with the real builder."""
-
-        def __init__(self, inner):
-            self.inner = inner
-            self.count = 0
-
-        def build(self, build_inputs):
-            real = self.inner.build(build_inputs)
-            out = []
-            for r in real:
-                self.count += 1
-                out.append(BuilderResult(None, "injected build failure") if self.count % 3 == 0 else r)
-            return out
-
     wd = str(tmp_path / "wd")
     db = ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8,
-                     strategy=PrunerSearch(**SMALL), builder=FlakyBuilder(builder), num_tuning_cores=2, seed=3)
+                     strategy=PrunerSearch(**SMALL), builder=failing_builder(builder, 3), num_tuning_cores=2, seed=3)
     records = _records(wd, gemm64)
     assert len(records) == 16
     failed = [r for r in records if r.run_secs is None or any(float(x) >= 1e9 for x in r.run_secs)]

@@ -243,20 +243,21 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     keep = [j for j, loop in enumerate(all_loops) if loop.extent > 1]
     loops = [all_loops[j] for j in keep]
     n = len(loops)
-    # sample points: each loop alone at 0, 1, middle and last (the others at 0)
+    # sample points: each kept loop alone at 0, 1, middle and last (the others, unit loops included, at 0).
+    # The generated code reads every loop variable from its row, so candidates of one sketch share
+    # their code whichever of their tiles are 1 (one compile per sketch and block, not per tiling).
     segments, columns = [], []
-    for j, loop in enumerate(loops):
-        points = sorted({0, 1, loop.extent // 2, loop.extent - 1})
+    for j in keep:
+        points = sorted({0, 1, all_loops[j].extent // 2, all_loops[j].extent - 1})
         segments.append((len(columns), len(columns) + len(points)))
         for p in points:
-            col = [0] * n
+            col = [0] * len(all_loops)
             col[j] = p
             columns.append(col)
-    samples = np.array(columns, dtype=np.int64).reshape(-1, n).T  # (n, S)
+    samples = np.array(columns, dtype=np.int64).reshape(-1, len(all_loops)).T  # (all loops, S)
 
     src = _PySource()
-    lines = [f"    {src.name(v)} = 0" for v in all_vars]
-    lines += [f"    {src.name(all_vars[j])} = L[{i}]" for i, j in enumerate(keep)]
+    lines = [f"    {src.name(v)} = L[{j}]" for j, v in enumerate(all_vars)]
     for var, value in bindings:  # outer blocks first, so chained bindings resolve
         rhs = src(value)
         lines.append(f"    {src.name(var)} = {rhs}")

@@ -10,14 +10,24 @@ import time
 
 import numpy as np
 
-STRATEGIES = ("pruner", "pruner-pacm", "pruner-moa", "default", "default-short-warmup")
+STRATEGIES = ("pruner", "pruner-paper", "pruner-pacm", "pruner-moa", "default", "default-short-warmup",
+              "evolutionary-analyzer")
+
+
+class ProtocolError(ValueError):
+    """A comparison that would not be fair as asked: a used work dir, or results that cannot be merged."""
 
 
 def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm_checkpoint: str | None = None):
     """(strategy, cost_model) for a named configuration, as tune_tir would receive them.
 
-    ``pruner`` verifies with XGBoost, ``pruner-pacm`` with a fresh PaCM trained online,
-    ``pruner-moa`` with PaCM adapted by MoA from ``pacm_checkpoint`` (an offline-trained model).
+    ``pruner`` verifies with XGBoost, ``pruner-paper`` too but with the paper's verify stage
+    (:data:`~pruner_ms.strategy.pruner_search.PAPER_VERIFY`, overridden by ``pruner_kwargs``),
+    ``pruner-pacm`` with a fresh PaCM trained online, ``pruner-moa`` with PaCM adapted by MoA from
+    ``pacm_checkpoint`` (an offline-trained model). Baselines: ``default`` (MetaSchedule's
+    evolutionary search with XGBoost), ``default-short-warmup`` (the same without XGBoost warm-up) and
+    ``evolutionary-analyzer`` (the evolutionary search with the symbolic analyzer as its cost model:
+    the analyzer without Draft-then-Verify).
     """
     from tvm.s_tir import meta_schedule as ms
 
@@ -25,6 +35,11 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
 
     if name == "pruner":
         return PrunerSearch(**(pruner_kwargs or {})), ms.cost_model.XGBModel(num_tuning_cores=cores)
+    if name == "pruner-paper":
+        from ..strategy.pruner_search import PAPER_VERIFY
+
+        return (PrunerSearch(**{**PAPER_VERIFY, **(pruner_kwargs or {})}),
+                ms.cost_model.XGBModel(num_tuning_cores=cores))
     if name in ("pruner-pacm", "pruner-moa"):
         from ..cost_model import PaCM
 
@@ -38,6 +53,10 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
     if name == "default-short-warmup":  # the default with the XGBoost warm-up PrunerSearch uses (0)
         return ms.search_strategy.EvolutionarySearch(), ms.cost_model.XGBModel(
             num_tuning_cores=cores, num_warmup_samples=0)
+    if name == "evolutionary-analyzer":
+        from ..cost_model import SymbolicCostModel
+
+        return ms.search_strategy.EvolutionarySearch(), SymbolicCostModel()
     raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
 
 
@@ -76,7 +95,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     return {
         "workload": workload.name, "strategy": strategy, "seed": seed, "trials": timeline.trials,
         "wall_seconds": wall, "best_seconds": timeline.best, "batches": timeline.batches,
-        "round_seconds": timeline.round_seconds, **result,
+        "round_seconds": timeline.round_seconds, "round_profiles": timeline.round_profiles, **result,
     }
 
 
@@ -128,7 +147,10 @@ def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list 
     ``speedup`` follows the paper: the baseline's whole search time divided by the time our strategy
     needs to reach the baseline's final best latency. ``speedup_vs_reach`` is stricter: it divides the
     time the baseline itself needed to reach its final best. ``curves`` (one per run, default: the
-    latencies measured while tuning) lets re-measured latencies decide instead.
+    latencies measured while tuning) lets re-measured latencies decide instead. Each comparison also
+    reports the wall time per measured trial of both (``wall_seconds / trials``) and its ratio, the
+    best latency of the first measured batch of both (tuning-time) and its ratio, and the mean over
+    rounds of each number in our strategy's ``round_profiles`` (``ours_round_profile``).
     """
     from .remeasure import reach
 
@@ -139,7 +161,7 @@ def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list 
     for wl in workloads:
         seeds = sorted({r["seed"] for r in runs if r["workload"] == wl})
         for base in bases:
-            rows = []
+            rows, profiles = [], []
             for s in seeds:
                 if (wl, ours, s) not in by_key or (wl, base, s) not in by_key or not by_key[(wl, base, s)][1]:
                     continue
@@ -149,6 +171,9 @@ def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list 
                 t_base = b["batches"][-1]["seconds"] if b["batches"] else math.nan
                 t_base_reach = reach(bc, target)[0]
                 ours_best = pc[-1][2] if pc else math.inf
+                spt_ours, spt_base = _per_trial(p), _per_trial(b)
+                first_ours, first_base = _first_batch(p), _first_batch(b)
+                profiles += p.get("round_profiles") or []
                 rows.append({
                     "seed": s,
                     "baseline_best_ms": target * 1e3,
@@ -162,25 +187,74 @@ def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list 
                     "speedup_vs_reach": (t_base_reach / t_ours) if t_ours else 0.0,
                     "ours_round_s": statistics.mean(p["round_seconds"]) if p["round_seconds"] else None,
                     "baseline_round_s": statistics.mean(b["round_seconds"]) if b["round_seconds"] else None,
+                    "ours_s_per_trial": spt_ours,
+                    "baseline_s_per_trial": spt_base,
+                    "s_per_trial_ratio": _ratio(spt_ours, spt_base),
+                    "ours_first_batch_ms": first_ours * 1e3,
+                    "baseline_first_batch_ms": first_base * 1e3,
+                    "first_batch_ratio": _ratio(first_ours, first_base),
+                    "ours_round_profile": profile_means(p.get("round_profiles") or []),
                 })
             if rows:
                 out[f"{wl} vs {base}"] = {
                     "median_speedup": statistics.median(r["speedup"] for r in rows),
                     "median_speedup_vs_reach": statistics.median(r["speedup_vs_reach"] for r in rows),
                     "median_final_ratio": statistics.median(r["final_ratio"] for r in rows),
+                    "median_ours_s_per_trial": _median(r["ours_s_per_trial"] for r in rows),
+                    "median_baseline_s_per_trial": _median(r["baseline_s_per_trial"] for r in rows),
+                    "median_s_per_trial_ratio": _median(r["s_per_trial_ratio"] for r in rows),
+                    "median_first_batch_ratio": _median(r["first_batch_ratio"] for r in rows),
+                    "ours_round_profile": profile_means(profiles),
                     "seeds": rows,
                 }
     return out
 
 
+def _per_trial(run: dict) -> float:
+    """Wall seconds (search + build + measure) per measured trial; nan for a run that measured nothing."""
+    return run["wall_seconds"] / run["trials"] if run.get("trials") else math.nan
+
+
+def _first_batch(run: dict) -> float:
+    """Best latency of the first measured batch (tuning-time; inf when the run measured nothing valid)."""
+    return run["batches"][0]["best"] if run.get("batches") else math.inf
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
+
+
+def _median(values) -> float:
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    return statistics.median(finite) if finite else math.nan
+
+
+def profile_means(profiles: list) -> dict[str, float]:
+    """Mean per key over the rounds that have a profile; only numeric values, only keys present."""
+    sums: dict[str, list[float]] = {}
+    for prof in profiles:
+        for k, v in (prof or {}).items():
+            if isinstance(v, (int, float)) and math.isfinite(v):
+                sums.setdefault(k, []).append(float(v))
+    return {k: statistics.mean(v) for k, v in sums.items()}
+
+
+def format_profile(profile: dict[str, float]) -> str:
+    """``sample_s 0.41, mutate_s 0.2, ...`` (``total_s`` last); empty for no profile."""
+    keys = sorted(profile, key=lambda k: (k == "total_s", k))
+    return ", ".join(f"{k} {profile[k]:.3g}" for k in keys)
+
+
 def format_runs(runs: list[dict]) -> str:
-    """Markdown table, one row per run."""
-    lines = ["| workload | strategy | seed | best (ms) | GFLOP/s | trials | wall (s) | search s/round | numpy |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    """Markdown table, one row per run (``order``: the run's position among its seed's strategies)."""
+    lines = ["| workload | strategy | seed | order | best (ms) | GFLOP/s | trials | wall (s) | search s/round | "
+             "numpy |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         rs = statistics.mean(r["round_seconds"]) if r["round_seconds"] else float("nan")
         gflops = r.get("flops", 0) / r["best_seconds"] / 1e9 if math.isfinite(r["best_seconds"]) else 0
-        lines.append(f"| {r['workload']} | {r['strategy']} | {r['seed']} | {r['best_seconds'] * 1e3:.3f} | "
+        order = "" if r.get("order") is None else r["order"] + 1
+        lines.append(f"| {r['workload']} | {r['strategy']} | {r['seed']} | {order} | {r['best_seconds'] * 1e3:.3f} | "
                      f"{gflops:.1f} | {r['trials']} | {r['wall_seconds']:.0f} | {rs:.2f} | "
                      f"{'ok' if r['numpy_ok'] else 'FAIL'} (err {r['max_abs_error']}) |")
     return "\n".join(lines)
@@ -189,8 +263,9 @@ def format_runs(runs: list[dict]) -> str:
 def format_summary(summary: dict) -> str:
     """Markdown table of the speed-ups, one row per seed and a median row per comparison."""
     lines = ["| comparison | seed | baseline best (ms) | ours best (ms) | ours s (trials) to reach | "
-             "baseline total s | baseline s to own best | speed-up | strict speed-up | search s/round ours / base |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "baseline total s | baseline s to own best | speed-up | strict speed-up | search s/round ours / base | "
+             "wall s/trial ours / base | 1st batch best ours / base (ms) | our round profile (mean) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, item in summary.items():
         for row in item["seeds"]:
             reach = (f"{row['ours_seconds_to_reach']:.0f} ({row['ours_trials_to_reach']})"
@@ -199,10 +274,21 @@ def format_summary(summary: dict) -> str:
                 f"| {key} | {row['seed']} | {row['baseline_best_ms']:.3f} | {row['ours_best_ms']:.3f} | {reach} | "
                 f"{row['baseline_seconds']:.0f} | {row['baseline_seconds_to_own_best']:.0f} | "
                 f"{row['speedup']:.2f}x | {row['speedup_vs_reach']:.2f}x | "
-                f"{row['ours_round_s']:.2f} / {row['baseline_round_s']:.2f} |")
+                f"{_num(row['ours_round_s'])} / {_num(row['baseline_round_s'])} | "
+                f"{_num(row.get('ours_s_per_trial'))} / {_num(row.get('baseline_s_per_trial'))} | "
+                f"{_num(row.get('ours_first_batch_ms'), '.3f')} / "
+                f"{_num(row.get('baseline_first_batch_ms'), '.3f')} | |")
         lines.append(f"| **{key}: median** | | | | | | | **{item['median_speedup']:.2f}x** | "
-                     f"**{item['median_speedup_vs_reach']:.2f}x** | final latency ratio {item['median_final_ratio']:.3f} |")
+                     f"**{item['median_speedup_vs_reach']:.2f}x** | "
+                     f"final latency ratio {item['median_final_ratio']:.3f} | "
+                     f"ratio {_num(item.get('median_s_per_trial_ratio'), '.2f')} | "
+                     f"ratio {_num(item.get('median_first_batch_ratio'), '.3f')} | "
+                     f"{format_profile(item.get('ours_round_profile') or {})} |")
     return "\n".join(lines)
+
+
+def _num(value, spec: str = ".2f") -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
 def format_report(runs: list[dict], summaries: dict[str, dict]) -> str:
@@ -213,57 +299,164 @@ def format_report(runs: list[dict], summaries: dict[str, dict]) -> str:
     parts = [format_runs(runs)]
     for view, summary in summaries.items():
         parts += [f"**{titles.get(view, view)}**", format_summary(summary)]
+    for wl in mixed_invocations(runs):
+        parts.append(f"Warning: {MIXED_WARNING.format(workload=wl)}")
     return "\n\n".join(parts)
+
+
+MIXED_WARNING = ("the runs of {workload} come from more than one invocation, so their re-measured latencies were "
+                 "measured in separate sessions and are not strictly comparable; run all strategies and seeds of a "
+                 "workload in one invocation for re-measured numbers")
+
+
+def run_order(strategies: list[str], seed_index: int) -> list[str]:
+    """The order in which one seed runs the strategies: as given for even seed indices, reversed for odd.
+
+    Neither strategy always runs first (on a cold machine) or last (on a warm one).
+    """
+    return list(strategies) if seed_index % 2 == 0 else list(reversed(strategies))
+
+
+def run_key(run: dict) -> tuple[str, str, int]:
+    """``(workload, strategy, seed)``: what identifies a run when results are merged."""
+    return run["workload"], run["strategy"], int(run["seed"])
+
+
+def mixed_invocations(runs: list[dict]) -> list[str]:
+    """Workloads with re-measured runs that come from more than one invocation."""
+    seen: dict[str, set] = {}
+    for r in runs:
+        if r.get("remeasured") is not None:
+            seen.setdefault(r["workload"], set()).add(r.get("invocation"))
+    return [wl for wl, ids in seen.items() if len(ids) > 1]
+
+
+def summarize_views(runs: list[dict]) -> dict[str, dict]:
+    """Summaries of ``runs``: "measured" (tuning-time latencies) and, when every run carries re-measured
+    programs, "remeasured"."""
+    from .remeasure import curve
+
+    out = {"measured": summarize(runs)}
+    if runs and all(r.get("remeasured") is not None for r in runs):
+        out["remeasured"] = summarize(runs, curves=[curve(r["remeasured"], "remeasured") for r in runs])
+    return out
+
+
+def load_for_merge(path: str, expected: dict, *, settings_key: str | None = None) -> dict:
+    """An earlier result at ``path`` to merge new runs into (``{}`` when there is no file).
+
+    ``expected`` holds the settings that must match (e.g. trials, trials_per_iter), read from the
+    file's top level or from its ``settings_key`` dict (``"meta"`` for :func:`save`'s files).
+
+    Raises
+    ------
+    ProtocolError
+        The file does not parse, or was made with other settings.
+    """
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except ValueError as err:
+        raise ProtocolError(f"cannot merge into {path}: not valid JSON ({err}); remove it or choose another --out"
+                            ) from None
+    have = data.get(settings_key, {}) if settings_key else data
+    diff = {k: (have.get(k), v) for k, v in expected.items() if have.get(k) != v}
+    if diff:
+        detail = ", ".join(f"{k}: {old!r} there, {new!r} now" for k, (old, new) in diff.items())
+        raise ProtocolError(f"cannot merge into {path}: it holds results of another set-up ({detail}); runs with "
+                            "different budgets are not comparable. Use the same settings, or choose another --out")
+    return data
+
+
+def check_fresh_work_dir(work_dir: str) -> None:
+    """Refuse a work dir that exists and is not empty (MetaSchedule would resume from its records)."""
+    if os.path.isdir(work_dir) and os.listdir(work_dir):
+        raise ProtocolError(
+            f"work dir {work_dir} already exists and is not empty: the run would start from another run's tuning "
+            "records. Remove it or choose another --work-dir/--out")
 
 
 def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[int],
             trials_per_iter: int, work_root: str | None = None, progress: bool = True,
             pruner_kwargs: dict | None = None, remeasure_passes: int = 5, pacm_checkpoint: str | None = None,
-            target=None, runner="local", space="post-order-apply", log=print) -> tuple[list[dict], dict[str, dict]]:
+            target=None, runner="local", space="post-order-apply", done=(), log=print
+            ) -> tuple[list[dict], dict[str, dict]]:
     """Run every (workload, seed, strategy) in one process and summarize.
 
     ``workloads`` are names (:data:`.workloads.WORKLOADS`) or :class:`.workloads.Workload` objects;
-    ``target`` (default: this CPU), ``runner`` and ``space`` apply to every run. Returns the runs
-    and the summaries: "measured" (the tuning-time latencies) and, unless ``remeasure_passes`` is 0,
-    "remeasured" (see :mod:`.remeasure`, local CPU runs only).
+    ``target`` (default: this CPU), ``runner`` and ``space`` apply to every run. Seed number ``i`` (in
+    ``seeds`` order) runs the strategies in the given order when ``i`` is even and reversed when it is
+    odd (:func:`run_order`); each run records its position as ``run["order"]``. Every run tunes in
+    its own ``work_root/<workload>/<strategy>/<seed>``, which must not exist or be empty (default
+    ``work_root``: a fresh temporary directory). ``done`` lists ``(workload, strategy, seed)`` keys
+    that are not run (already measured in an earlier invocation whose results are being merged).
+
+    Returns the runs and the summaries: "measured" (the tuning-time latencies) and, unless
+    ``remeasure_passes`` is 0, "remeasured" (see :mod:`.remeasure`, local CPU runs only; the runs of
+    one workload are re-measured together, after all of them are tuned).
+
+    Raises
+    ------
+    ProtocolError
+        A run's work dir already holds something; checked for every run before any tuning starts.
+    ValueError
+        An unknown strategy name.
     """
     import logging
 
-    import tvm.s_tir.tensor_intrin  # noqa: F401  (pay the 20-50 s import once, before any clock starts)
-
-    from .remeasure import curve, remeasure_runs
+    from .remeasure import remeasure_runs
     from .workloads import get_workload
+
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    work_root = work_root or tempfile.mkdtemp(prefix="pruner_ms_compare_")
+    done = {(str(w), str(s), int(n)) for w, s, n in done}
+    plan = []  # per workload: (seed, position, strategy, work_dir) still to run
+    for wl in workloads:
+        wl = get_workload(wl) if isinstance(wl, str) else wl
+        todo = []
+        for i, seed in enumerate(seeds):
+            for pos, strategy in enumerate(run_order(strategies, i)):
+                if (wl.name, strategy, int(seed)) in done:
+                    log(f"{wl.name} {strategy} seed={seed}: already in the merged results; not run again")
+                    continue
+                wd = os.path.join(work_root, wl.name, strategy, str(seed))
+                check_fresh_work_dir(wd)
+                todo.append((seed, pos, strategy, wd))
+        plan.append((wl, todo))
+    if not any(todo for _, todo in plan):
+        return [], {"measured": {}}
+
+    import tvm.s_tir.tensor_intrin  # noqa: F401  (pay the 20-50 s import once, before any clock starts)
 
     if progress:  # the tqdm bars replace MetaSchedule's per-batch console tables (full logs stay in work_dir)
         logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
-    work_root = work_root or tempfile.mkdtemp(prefix="pruner_ms_compare_")
+    invocation = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     runs = []
-    for wl in workloads:
-        wl = get_workload(wl) if isinstance(wl, str) else wl
-        wl_name = wl.name
+    for wl, todo in plan:
         wl_runs = []
-        for seed in seeds:
-            for strategy in strategies:
-                wd = os.path.join(work_root, wl_name, strategy, str(seed))
-                run = run_one(wl, strategy, trials=trials, seed=seed, trials_per_iter=trials_per_iter,
-                              work_dir=wd, progress=progress, pruner_kwargs=pruner_kwargs,
-                              pacm_checkpoint=pacm_checkpoint, target=target, runner=runner, space=space)
-                run["flops"], run["work_dir"] = wl.flops, wd
-                wl_runs.append(run)
-                log(f"{wl_name} {strategy} seed={seed}: best {run['best_seconds'] * 1e3:.3f} ms after "
-                    f"{run['trials']} trials, {run['wall_seconds']:.0f} s, numpy {'ok' if run['numpy_ok'] else 'FAIL'}")
-        if remeasure_passes > 0:
+        for seed, pos, strategy, wd in todo:
+            run = run_one(wl, strategy, trials=trials, seed=seed, trials_per_iter=trials_per_iter,
+                          work_dir=wd, progress=progress, pruner_kwargs=pruner_kwargs,
+                          pacm_checkpoint=pacm_checkpoint, target=target, runner=runner, space=space)
+            run.update(flops=wl.flops, work_dir=wd, order=pos, invocation=invocation)
+            wl_runs.append(run)
+            log(f"{wl.name} {strategy} seed={seed} (position {pos + 1}): best {run['best_seconds'] * 1e3:.3f} ms "
+                f"after {run['trials']} trials, {run['wall_seconds']:.0f} s, "
+                f"numpy {'ok' if run['numpy_ok'] else 'FAIL'}")
+        if remeasure_passes > 0 and wl_runs:
             per_run = remeasure_runs(wl, [(r, r["work_dir"]) for r in wl_runs], passes=remeasure_passes, log=log)
             for i, r in enumerate(wl_runs):
-                r["remeasured"] = per_run[i]
+                r["remeasured"], r["remeasure_passes"] = per_run[i], remeasure_passes
         runs += wl_runs
-    summaries = {"measured": summarize(runs)}
-    if remeasure_passes > 0:
-        summaries["remeasured"] = summarize(runs, curves=[curve(r["remeasured"], "remeasured") for r in runs])
-    return runs, summaries
+    return runs, summarize_views(runs)
 
 
 def save(path: str, runs: list[dict], summaries: dict, meta: dict) -> None:
+    """Write ``{"meta", "summaries", "runs"}`` as JSON at ``path`` (folders made as needed)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "summaries": summaries, "runs": runs}, f, indent=1, default=str)

@@ -58,17 +58,81 @@ def suite_target(suite: dict):
     return normalize_target(target)
 
 
+def select_workloads(workloads: list, *, names: list[str] | None = None, only: list[str] | None = None,
+                     models: list[str] = ()) -> list:
+    """The suite workloads to run.
+
+    Parameters
+    ----------
+    workloads : list of Workload
+        The suite's workloads.
+    names : list of str, optional
+        Exact names: suite workload names, short names of :data:`.workloads.WORKLOADS` that build a
+        suite workload (e.g. ``dwconv-s2``) or suite model names (``models``; kept for the caller).
+    only : list of str, optional
+        An entry equal to a workload's name selects that workload only; any other entry selects every
+        workload whose name contains it.
+
+    Raises
+    ------
+    SuiteError
+        A name in ``names`` is none of the suite's workloads or models.
+    """
+    from .workloads import WORKLOADS
+
+    by_name = {w.name: w for w in workloads}
+    if names:
+        chosen = set()
+        for n in names:
+            full = n if n in by_name or n in models else (WORKLOADS[n]().name if n in WORKLOADS else None)
+            if full not in by_name and full not in models:
+                raise SuiteError(f"workload {n!r} is not in this suite; its workloads: {', '.join(by_name)}"
+                                 + (f"; models: {', '.join(models)}" if models else ""))
+            chosen.add(full)
+        workloads = [w for w in workloads if w.name in chosen]
+    if only:
+        exact = {o for o in only if o in by_name}
+        subs = [o for o in only if o not in by_name]
+        workloads = [w for w in workloads if w.name in exact or any(o in w.name for o in subs)]
+    return workloads
+
+
 def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: str, trials: int | None = None,
               trials_per_iter: int | None = None, runner="local", progress: bool = True,
-              remeasure_passes: int = 0, include_models: bool = True, only: list[str] | None = None,
-              log=print) -> dict:
-    """Run a suite and write ``suite.json``, ``suite.md`` and ``curves/*.png`` under ``out_dir``."""
+              remeasure_passes: int = 5, include_models: bool = True, only: list[str] | None = None,
+              workloads: list[str] | None = None, log=print) -> dict:
+    """Run a suite and write ``suite.json``, ``suite.md`` and ``curves/*.png`` under ``out_dir``.
+
+    Runs follow :func:`~pruner_ms.bench.compare.compare`: strategies alternate their order with the
+    seed, every run tunes in a fresh ``out_dir/work/<workload>/<strategy>/<seed>`` and, unless
+    ``remeasure_passes`` is 0, the decisive programs of each workload's runs are re-measured together
+    and the Markdown's speed-ups come from those latencies. ``workloads`` (exact names) and ``only``
+    (see :func:`select_workloads`) pick a subset.
+
+    Results of several invocations merge: when ``out_dir/suite.json`` exists (same suite, target,
+    trials and trials_per_iter), its runs are kept, a (workload, strategy, seed) it already holds is
+    not run again, and the files are rewritten for the union, summaries recomputed over all runs.
+    Re-measurement happens per invocation, so run all strategies and seeds of one workload in one
+    invocation for its re-measured numbers to be comparable (a workload whose runs come from
+    several invocations gets a warning).
+
+    Raises
+    ------
+    ProtocolError
+        ``suite.json`` was made with other settings, or a run's work dir exists and is not empty.
+    SuiteError
+        A name in ``workloads`` is not in the suite.
+    """
     from ..integration.cuda import TENSOR_CORE_SPACE, check_runner, tensor_core_space
     from ..integration.runners import make_runner
-    from .compare import compare
+    from .compare import MIXED_WARNING, compare, load_for_merge, mixed_invocations, run_key, summarize_views
     from .workloads import workload_from_spec
 
     target = suite_target(suite)
+    local = isinstance(runner, str) and runner == "local"
+    if remeasure_passes > 0 and (str(target.kind.name) != "llvm" or not local):
+        log("re-measurement needs a local CPU target and runner; the tables use tuning-time latencies")
+        remeasure_passes = 0
     runner = make_runner(runner)
     check_runner(target, runner)
     space = suite.get("space", "post-order-apply")
@@ -76,26 +140,47 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
         space = tensor_core_space()
     trials = trials or int(suite.get("trials", 128))
     trials_per_iter = trials_per_iter or int(suite.get("trials_per_iter", 32))
-    workloads = [workload_from_spec(spec) for spec in suite.get("workloads", [])]
-    if only:
-        workloads = [w for w in workloads if any(o in w.name for o in only)]
+    model_names = [m["model"] for m in suite.get("models", [])]
+    selected = select_workloads([workload_from_spec(spec) for spec in suite.get("workloads", [])],
+                                names=workloads, only=only, models=model_names)
+    previous = load_for_merge(os.path.join(out_dir, "suite.json"), {
+        "suite": suite.get("name"), "target": str(target), "trials": trials, "trials_per_iter": trials_per_iter})
+    if previous:
+        log(f"{out_dir}/suite.json holds {len(previous.get('runs', []))} runs and "
+            f"{len(previous.get('models', []))} model runs from earlier invocations: merging")
     os.makedirs(out_dir, exist_ok=True)
     start = time.time()
-    runs, summaries = [], {}
-    if workloads:
-        runs, summaries = compare(
-            workloads, strategies, trials=trials, seeds=seeds, trials_per_iter=trials_per_iter,
+    runs = []
+    if selected:
+        runs, _ = compare(
+            selected, strategies, trials=trials, seeds=seeds, trials_per_iter=trials_per_iter,
             work_root=os.path.join(out_dir, "work"), progress=progress, remeasure_passes=remeasure_passes,
-            target=target, runner=runner, space=space, log=log)
+            target=target, runner=runner, space=space, done=[run_key(r) for r in previous.get("runs", [])], log=log)
     models = []
     if include_models and str(target.kind.name) == "llvm":
+        done = {(m["model"], m["strategy"], int(m["seed"])) for m in previous.get("models", [])}
         for spec in suite.get("models", []):
-            if only and not any(o in spec["model"] for o in only):
+            if (only and not any(o in spec["model"] for o in only)) or (workloads and spec["model"] not in workloads):
                 continue
-            models += run_model(spec, strategies, seeds, target, out_dir, runner=runner, progress=progress, log=log)
-    result = {"suite": suite.get("name"), "target": str(target), "strategies": strategies, "seeds": seeds,
-              "trials": trials, "trials_per_iter": trials_per_iter, "seconds": time.time() - start,
-              "runs": runs, "summaries": summaries, "models": models}
+            models += run_model(spec, strategies, seeds, target, out_dir, runner=runner, progress=progress,
+                                done=done, log=log)
+    runs = previous.get("runs", []) + runs
+    summaries = summarize_views(runs)
+    if remeasure_passes > 0 and runs and "remeasured" not in summaries:
+        log("no re-measured view: some merged runs were tuned with --remeasure-passes 0; the tables use "
+            "tuning-time latencies")
+    for wl in mixed_invocations(runs):
+        log(f"warning: {MIXED_WARNING.format(workload=wl)}")
+    invocation = {"strategies": strategies, "seeds": seeds, "workloads": [w.name for w in selected],
+                  "remeasure_passes": remeasure_passes, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                  "seconds": time.time() - start}
+    result = {"suite": suite.get("name"), "target": str(target),
+              "strategies": list(dict.fromkeys(previous.get("strategies", []) + list(strategies))),
+              "seeds": sorted(set(previous.get("seeds", [])) | set(seeds)),
+              "trials": trials, "trials_per_iter": trials_per_iter,
+              "seconds": previous.get("seconds", 0.0) + invocation["seconds"],
+              "invocations": previous.get("invocations", []) + [invocation],
+              "runs": runs, "summaries": summaries, "models": previous.get("models", []) + models}
     with open(os.path.join(out_dir, "suite.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1, default=str)
     with open(os.path.join(out_dir, "suite.md"), "w", encoding="utf-8") as f:
@@ -107,27 +192,36 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
 
 
 def run_model(spec: dict, strategies: list[str], seeds: list[int], target, out_dir: str, *, runner="local",
-              progress: bool = True, log=print) -> list[dict]:
-    """Tune a suite model end to end with each strategy; tuned latency, tuning time, error vs torch."""
+              progress: bool = True, done=(), log=print) -> list[dict]:
+    """Tune a suite model end to end with each strategy; tuned latency, tuning time, error vs torch.
+
+    Strategies alternate their order with the seed (:func:`~pruner_ms.bench.compare.run_order`);
+    ``(model, strategy, seed)`` keys in ``done`` are not run again.
+    """
     from ..integration.relax import compile_model
     from ..integration.timeline import Timeline, TimelineCallback
-    from .compare import make_strategy
+    from .compare import check_fresh_work_dir, make_strategy, run_order
     from .models import load_model
 
     out = []
     model, inputs = load_model(spec["model"])
     trials = int(spec.get("trials", 128))
-    for seed in seeds:
-        for name in strategies:
+    for i, seed in enumerate(seeds):
+        for pos, name in enumerate(run_order(strategies, i)):
+            if (spec["model"], name, int(seed)) in done:
+                log(f"{spec['model']} {name} seed={seed}: already in the merged results; not run again")
+                continue
+            work_dir = os.path.join(out_dir, "work", spec["model"], name, str(seed))
+            check_fresh_work_dir(work_dir)
             strategy, cost_model = make_strategy(name, int(target.attrs.get("num-cores", 0) or os.cpu_count() or 1))
             timeline = Timeline(trials, progress=progress, desc=f"{spec['model']} {name} seed={seed}")
             report = compile_model(
-                model, inputs, target, os.path.join(out_dir, "work", spec["model"], name, str(seed)),
+                model, inputs, target, work_dir,
                 max_trials_global=trials, num_trials_per_iter=int(spec.get("trials_per_iter", 32)),
                 strategy=strategy, cost_model=cost_model, runner=runner, seed=seed,
                 callbacks=[TimelineCallback(timeline)])
             timeline.close()
-            row = {"model": spec["model"], "strategy": name, "seed": seed, "trials": trials,
+            row = {"model": spec["model"], "strategy": name, "seed": seed, "order": pos, "trials": trials,
                    "tuning_seconds": report.tuning_seconds, "tuned_ms": _ms(report.tuned_seconds),
                    "untuned_ms": _ms(report.untuned_seconds), "torch_ms": _ms(report.torch_seconds),
                    "max_abs_error": report.max_abs_error, "untuned_tasks": report.untuned_tasks,
@@ -143,22 +237,43 @@ def _ms(seconds):
 
 
 def format_suite(result: dict) -> str:
-    """One row per workload and strategy: final latency, speed-up to quality vs each baseline, trials."""
-    runs, summary = result["runs"], result["summaries"].get("measured", {})
+    """One row per workload and strategy: final latency, speed-up to quality vs each baseline, trials.
+
+    With re-measured latencies (``summaries["remeasured"]``) the final bests and speed-ups come from
+    them, and the header says so; otherwise from the latencies measured while tuning. Each row also
+    shows the wall time per measured trial and the first batch's best (tuning-time), medians over
+    seeds, and for PrunerSearch variants the mean of each number of their per-round profile.
+    """
+    from .compare import MIXED_WARNING, format_profile, mixed_invocations, profile_means
+
+    runs, summaries = result["runs"], result["summaries"]
+    remeasured = "remeasured" in summaries
+    summary = summaries.get("remeasured" if remeasured else "measured", {})
+    if remeasured:
+        passes = sorted({str(r.get("remeasure_passes", "?")) for r in runs})
+        view = f"re-measured (median of {'/'.join(passes)} round-robin passes)"
+    else:
+        view = "tuning-time (as measured while tuning)"
     lines = [(f"# Suite `{result['suite']}`: {', '.join(result['strategies'])}; seeds {result['seeds']}; "
-              f"{result['trials']} trials per workload ({result['trials_per_iter']} per round)"), ""]
+              f"{result['trials']} trials per workload ({result['trials_per_iter']} per round)"), "",
+             f"Latencies: {view}. Wall s/trial and first-batch best are tuning-time, medians over seeds.", ""]
     if runs:
         bases = sorted({r["strategy"] for r in runs if not r["strategy"].startswith("pruner")})
-        head = ["workload", "strategy", "final best (ms), median of seeds", "GFLOP/s"]
+        head = ["workload", "strategy", "final best (ms), median of seeds", "GFLOP/s", "wall s/trial",
+                "1st batch best (ms)"]
         for b in bases:
             head += [f"time-to-quality speed-up vs {b} (median)", f"trials to reach {b}'s final (per seed)"]
+        head.append("search round profile (mean)")
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for wl in sorted({r["workload"] for r in runs}, key=lambda w: [r["workload"] for r in runs].index(w)):
+        for wl in dict.fromkeys(r["workload"] for r in runs):
             for strat in sorted({r["strategy"] for r in runs if r["workload"] == wl}):
                 mine = [r for r in runs if r["workload"] == wl and r["strategy"] == strat]
-                best = statistics.median(r["best_seconds"] for r in mine)
+                best = statistics.median(_final(r, remeasured) for r in mine)
                 gflops = mine[0].get("flops", 0) / best / 1e9 if math.isfinite(best) and best > 0 else 0.0
-                cells = [wl, strat, f"{best * 1e3:.3f}", f"{gflops:.1f}"]
+                per_trial = statistics.median(r["wall_seconds"] / r["trials"] if r["trials"] else math.nan
+                                              for r in mine)
+                first = statistics.median(r["batches"][0]["best"] if r["batches"] else math.inf for r in mine)
+                cells = [wl, strat, f"{best * 1e3:.3f}", f"{gflops:.1f}", f"{per_trial:.2f}", f"{first * 1e3:.3f}"]
                 for b in bases:
                     item = summary.get(f"{wl} vs {b}") if strat == "pruner" else summary.get(f"{wl} {strat} vs {b}")
                     if item is None:
@@ -167,7 +282,10 @@ def format_suite(result: dict) -> str:
                     trials = ", ".join(str(r["ours_trials_to_reach"]) if r["ours_seconds_to_reach"] is not None
                                        else "not reached" for r in item["seeds"])
                     cells += [f"**{item['median_speedup']:.2f}x**", trials]
+                cells.append(format_profile(profile_means([p for r in mine for p in r.get("round_profiles") or []])))
                 lines.append("| " + " | ".join(cells) + " |")
+        for wl in mixed_invocations(runs):
+            lines += ["", f"Warning: {MIXED_WARNING.format(workload=wl)}."]
     if result.get("models"):
         lines += ["", ("| model | strategy | seed | tuned (ms) | untuned (ms) | torch eager (ms) | tuning (s) | "
                        "max abs error | untuned tasks |"), "|---|---|---|---|---|---|---|---|---|"]
@@ -176,6 +294,13 @@ def format_suite(result: dict) -> str:
                          f"{_fmt(m['untuned_ms'])} | {_fmt(m['torch_ms'])} | {m['tuning_seconds']:.0f} | "
                          f"{_fmt(m['max_abs_error'], '.2g')} | {', '.join(m['untuned_tasks']) or 'none'} |")
     return "\n".join(lines)
+
+
+def _final(run: dict, remeasured: bool) -> float:
+    """A run's final best latency: its best re-measured program, or its best tuning-time latency."""
+    if not remeasured:
+        return run["best_seconds"]
+    return min((p["remeasured"] for p in run.get("remeasured") or []), default=math.inf)
 
 
 def _fmt(value, spec: str = ".3f") -> str:

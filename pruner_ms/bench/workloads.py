@@ -71,34 +71,135 @@ def gemm_fp16(m: int, n: int, k: int, *, acc_dtype: str = "float32") -> Workload
     )
 
 
-def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int, pad: int) -> Workload:
-    X = te.placeholder((n, c, h, w), "float32", name="X")
-    W = te.placeholder((f, c, kh, kw), "float32", name="W")
-    Xp = te.compute(
+def _pad_nchw(X, pad: int, dtype: str = "float32"):
+    """Zero padding of the two spatial axes of an NCHW tensor (a separate block, as TOPI writes it)."""
+    n, c, h, w = (int(d) for d in X.shape)
+    return te.compute(
         (n, c, h + 2 * pad, w + 2 * pad),
         lambda b, ci, y, x: te.if_then_else(
-            te.all(y >= pad, y < h + pad, x >= pad, x < w + pad), X[b, ci, y - pad, x - pad], tirx.const(0.0, "float32")),
+            te.all(y >= pad, y < h + pad, x >= pad, x < w + pad), X[b, ci, y - pad, x - pad], tirx.const(0.0, dtype)),
         name="pad",
     )
-    rc = te.reduce_axis((0, c), name="rc")
-    ry = te.reduce_axis((0, kh), name="ry")
+
+
+def _np_windows(x: np.ndarray, kh: int, kw: int, stride: int, pad: int) -> np.ndarray:
+    """``n, c, oh, ow, kh, kw`` sliding windows of a zero-padded NCHW array (numpy references)."""
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    return np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+
+
+def _conv_nchw_te(n, c, h, w, f, kh, kw, pad, stride):
+    """TE placeholders and the conv block of an NCHW / OIHW conv2d; returns ``(X, W, Y, (oh, ow))``."""
+    X = te.placeholder((n, c, h, w), "float32", name="X")
+    W = te.placeholder((f, c, kh, kw), "float32", name="W")
+    Xp = _pad_nchw(X, pad)
+    rc, ry = te.reduce_axis((0, c), name="rc"), te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
-    oh, ow = h + 2 * pad - kh + 1, w + 2 * pad - kw + 1
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (w + 2 * pad - kw) // stride + 1
     Y = te.compute(
         (n, f, oh, ow),
-        lambda b, fo, y, x: te.sum(Xp[b, rc, y + ry, x + rx] * W[fo, rc, ry, rx], axis=[rc, ry, rx]),
+        lambda b, fo, y, x: te.sum(Xp[b, rc, y * stride + ry, x * stride + rx] * W[fo, rc, ry, rx], axis=[rc, ry, rx]),
         name="conv",
     )
+    return X, W, Y, (oh, ow)
+
+
+def _conv_name(prefix: str, n, c, h, w, f, kh, stride) -> str:
+    return f"{prefix}-{n}x{c}x{h}x{w}-f{f}-k{kh}" + ("" if stride == 1 else f"s{stride}")
+
+
+def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int, pad: int, stride: int = 1) -> Workload:
+    """An NCHW conv2d with OIHW weights, zero padding ``pad`` and stride ``stride`` on both spatial axes.
+
+    Parameters
+    ----------
+    n, c, h, w : int
+        Input batch, channels, height and width.
+    f, kh, kw : int
+        Output channels and kernel height and width.
+    pad, stride : int
+        Zero padding on each side and stride (default 1).
+
+    Returns
+    -------
+    Workload
+        Named ``conv2d-{n}x{c}x{h}x{w}-f{f}-k{kh}``, with ``s{stride}`` appended when ``stride != 1``.
+    """
+    X, W, Y, (oh, ow) = _conv_nchw_te(n, c, h, w, f, kh, kw, pad, stride)
 
     def reference(x, wt):
-        xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-        cols = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))  # n,c,oh,ow,kh,kw
+        cols = _np_windows(x, kh, kw, stride, pad)
         return np.einsum("ncyxij,fcij->nfyx", cols, wt, optimize=True).astype(np.float32)
 
     return Workload(
-        f"conv2d-{n}x{c}x{h}x{w}-f{f}-k{kh}", te.create_prim_func([X, W, Y]),
+        _conv_name("conv2d", n, c, h, w, f, kh, stride), te.create_prim_func([X, W, Y]),
         lambda rng: [rng.random((n, c, h, w), dtype=np.float32), rng.random((f, c, kh, kw), dtype=np.float32)],
         reference, (n, f, oh, ow), 2.0 * n * f * oh * ow * c * kh * kw,
+    )
+
+
+def conv2d_bias_relu_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int, pad: int,
+                          stride: int = 1) -> Workload:
+    """``relu(conv2d(X, W) + bias)`` as one PrimFunc (a conv with batch norm folded in, as a fusing compiler emits it).
+
+    Parameters are those of :func:`conv2d_nchw`; the bias has one value per output channel.
+
+    Returns
+    -------
+    Workload
+        Named ``conv2d-bias-relu-{n}x{c}x{h}x{w}-f{f}-k{kh}`` (``s{stride}`` appended when ``stride != 1``).
+    """
+    X, W, Y, (oh, ow) = _conv_nchw_te(n, c, h, w, f, kh, kw, pad, stride)
+    bias = te.placeholder((f,), "float32", name="bias")
+    Z = te.compute((n, f, oh, ow), lambda b, fo, y, x: te.max(Y[b, fo, y, x] + bias[fo], tirx.const(0.0, "float32")),
+                   name="bias_relu")
+
+    def reference(x, wt, bb):
+        conv = np.einsum("ncyxij,fcij->nfyx", _np_windows(x, kh, kw, stride, pad), wt, optimize=True)
+        return np.maximum(conv + bb[None, :, None, None], 0.0).astype(np.float32)
+
+    return Workload(
+        _conv_name("conv2d-bias-relu", n, c, h, w, f, kh, stride), te.create_prim_func([X, W, bias, Z]),
+        lambda rng: [rng.random((n, c, h, w), dtype=np.float32), rng.random((f, c, kh, kw), dtype=np.float32),
+                     rng.standard_normal(f).astype(np.float32) * float(c * kh * kw) * 0.25],
+        reference, (n, f, oh, ow), 2.0 * n * f * oh * ow * c * kh * kw + 2.0 * n * f * oh * ow,
+    )
+
+
+def depthwise_conv2d_nchw(n: int, c: int, h: int, w: int, kh: int, kw: int, stride: int, pad: int) -> Workload:
+    """A depthwise NCHW conv2d (channel multiplier 1, weights ``c x 1 x kh x kw`` as in PyTorch).
+
+    Parameters
+    ----------
+    n, c, h, w : int
+        Input batch, channels, height and width (the output has ``c`` channels too).
+    kh, kw, stride, pad : int
+        Kernel height and width, stride and zero padding on each side.
+
+    Returns
+    -------
+    Workload
+        Named ``dwconv2d-{n}x{c}x{h}x{w}-k{kh}s{stride}``, with a numpy reference.
+    """
+    X = te.placeholder((n, c, h, w), "float32", name="X")
+    W = te.placeholder((c, 1, kh, kw), "float32", name="W")
+    Xp = _pad_nchw(X, pad)
+    ry, rx = te.reduce_axis((0, kh), name="ry"), te.reduce_axis((0, kw), name="rx")
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (w + 2 * pad - kw) // stride + 1
+    Y = te.compute(
+        (n, c, oh, ow),
+        lambda b, ci, y, x: te.sum(Xp[b, ci, y * stride + ry, x * stride + rx] * W[ci, 0, ry, rx], axis=[ry, rx]),
+        name="dwconv",
+    )
+
+    def reference(x, wt):
+        return np.einsum("ncyxij,cij->ncyx", _np_windows(x, kh, kw, stride, pad), wt[:, 0], optimize=True
+                         ).astype(np.float32)
+
+    return Workload(
+        f"dwconv2d-{n}x{c}x{h}x{w}-k{kh}s{stride}", te.create_prim_func([X, W, Y]),
+        lambda rng: [rng.random((n, c, h, w), dtype=np.float32), rng.random((c, 1, kh, kw), dtype=np.float32)],
+        reference, (n, c, oh, ow), 2.0 * n * c * oh * ow * kh * kw,
     )
 
 
@@ -169,7 +270,8 @@ def conv2d_nhwc(n: int, h: int, w: int, c: int, f: int, kh: int, kw: int, *, str
 # op name in a suite file -> constructor (keyword arguments as in the suite entry)
 OPS: dict[str, Callable[..., Workload]] = {
     "gemm": gemm, "dense": dense, "gemm_fp16": gemm_fp16, "conv2d_nchw": conv2d_nchw,
-    "batch_matmul": batch_matmul, "conv2d_nhwc": conv2d_nhwc,
+    "batch_matmul": batch_matmul, "conv2d_nhwc": conv2d_nhwc, "depthwise_conv2d_nchw": depthwise_conv2d_nchw,
+    "conv2d_bias_relu_nchw": conv2d_bias_relu_nchw,
 }
 
 
@@ -193,6 +295,14 @@ WORKLOADS: dict[str, Callable[[], Workload]] = {
     "gemm-64": lambda: gemm(64, 64, 64),
     "conv2d-resnet": lambda: conv2d_nchw(1, 64, 56, 56, 64, 3, 3, 1),
     "gemm-fp16-1024": lambda: gemm_fp16(1024, 1024, 1024),
+    # one per family of the cpu suite (configs/suites/cpu.json says where each shape comes from)
+    "dense-gemv": lambda: dense(1, 768, 3072),
+    "bmm-attn": lambda: batch_matmul(12, 128, 128, 64, transpose_b=True),
+    "dwconv-s1": lambda: depthwise_conv2d_nchw(1, 144, 56, 56, 3, 3, 1, 1),
+    "dwconv-s2": lambda: depthwise_conv2d_nchw(1, 96, 112, 112, 3, 3, 2, 1),
+    "conv1x1": lambda: conv2d_nchw(1, 256, 56, 56, 64, 1, 1, 0),
+    "conv-s2": lambda: conv2d_nchw(1, 64, 56, 56, 128, 3, 3, 1, stride=2),
+    "conv-bias-relu": lambda: conv2d_bias_relu_nchw(1, 256, 14, 14, 256, 3, 3, 1),
 }
 
 

@@ -1,15 +1,29 @@
 """Hardware descriptions the symbolic analyzer reasons about (figures live in ``configs/``)."""
-from .cpu import CPUSpec, host_cpu_spec, load_cpu_spec
+from .cpu import (
+    CPUSpec,
+    HostFeatures,
+    IsaFacts,
+    detect_host_features,
+    host_cpu_spec,
+    isa_from_flags,
+    load_cpu_spec,
+    select_cpu_family,
+)
 from .gpu import GPUSpec, UnknownGPUError, gpu_spec_for_target, load_gpu_spec
 from .paths import configs_dir
 
 __all__ = [
     "CPUSpec",
     "GPUSpec",
+    "HostFeatures",
+    "IsaFacts",
     "UnknownGPUError",
     "configs_dir",
+    "detect_host_features",
     "gpu_spec_for_target",
     "host_cpu_spec",
+    "isa_from_flags",
     "load_cpu_spec",
     "load_gpu_spec",
+    "select_cpu_family",
 ]

@@ -96,14 +96,20 @@ def record_seconds(record) -> float:
     return sum(secs) / len(secs) if secs and max(secs) < FAILED_SECONDS else math.inf
 
 
+def workload_records(database, mod) -> list:
+    """Every tuning record of workload ``mod``, failed builds and runs included (``get_top_k`` of
+    MetaSchedule's JSON and memory databases skips those)."""
+    if not database.has_workload(mod):
+        return []
+    workload = database.commit_workload(mod)
+    key = int(_hash(workload.mod))
+    return [rec for rec in database.get_all_tuning_records() if int(_hash(rec.workload.mod)) == key]
+
+
 def measured_count(database, mod) -> int:
     """How many programs of workload ``mod`` the database holds (failed builds and runs included:
     they spent trials too)."""
-    if not database.has_workload(mod):
-        return 0
-    workload = database.commit_workload(mod)
-    key = int(_hash(workload.mod))
-    return sum(1 for rec in database.get_all_tuning_records() if int(_hash(rec.workload.mod)) == key)
+    return len(workload_records(database, mod))
 
 
 def _hash(mod):

@@ -16,6 +16,8 @@ class Timeline:
         self.start = time.perf_counter()
         self.batches: list[dict] = []
         self.round_seconds: list[float] = []
+        # per search round, the strategy's own breakdown (``last_round_profile``; None if it keeps none)
+        self.round_profiles: list[dict | None] = []
         self.bar = None
         if progress:
             from tqdm import tqdm
@@ -77,7 +79,12 @@ class TimelineCallback(PyMeasureCallback):
 
 @derived_object
 class TimedStrategy(PySearchStrategy):
-    """Wrap any search strategy and log the host time of each ``generate_measure_candidates``."""
+    """Wrap any search strategy and log the host time of each ``generate_measure_candidates``.
+
+    After each call it also logs the inner strategy's ``last_round_profile`` (a dict of per-phase
+    seconds and counters that :class:`~pruner_ms.PrunerSearch` keeps; ``None`` for strategies without
+    one) in ``timeline.round_profiles``.
+    """
 
     def __init__(self, inner, timeline: Timeline) -> None:
         self.inner = inner
@@ -96,13 +103,18 @@ class TimedStrategy(PySearchStrategy):
         t = time.perf_counter()
         out = self.inner.generate_measure_candidates()
         self.timeline.round_seconds.append(time.perf_counter() - t)
+        profile = getattr(self.inner, "last_round_profile", None)
+        self.timeline.round_profiles.append(dict(profile) if profile is not None else None)
         return out
 
     def notify_runner_results(self, measure_candidates, results) -> None:
         self.inner.notify_runner_results(measure_candidates, results)
 
     def clone(self):
-        return TimedStrategy(self.inner.clone(), self.timeline)
+        # a Python strategy is cloned on its Python object: the FFI ``clone`` would hand back a bare
+        # handle, hiding the clone's attributes (``last_round_profile``) from the wrapper
+        inst = getattr(self.inner, "_inst", None)
+        return TimedStrategy(inst.clone() if inst is not None else self.inner.clone(), self.timeline)
 
     @property
     def resumes_from_database(self) -> bool:

@@ -7,6 +7,7 @@ cores. All random choices are drawn up front from one generator, so a seed repro
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +17,8 @@ import tvm_ffi
 from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule import _ffi_api as ms_ffi
 from tvm.s_tir.schedule import Trace
+
+from .profile import RoundProfile
 
 logger = logging.getLogger(__name__)
 _MAX_SEED = 2**31 - 1
@@ -34,9 +37,11 @@ class Candidate:
 class Population:
     """Replays traces into postprocessed schedules for one tuning context."""
 
-    def __init__(self, context, rng: np.random.Generator, *, num_threads: int = 1) -> None:
+    def __init__(self, context, rng: np.random.Generator, *, num_threads: int = 1,
+                 profile: RoundProfile | None = None) -> None:
         self.context = context
         self.rng = rng
+        self.profile = profile
         space = context.space_generator
         self.postprocs = list(space.postprocs)
         probs = dict(space.mutator_probs.items()) if space.mutator_probs else {}
@@ -57,6 +62,14 @@ class Population:
             return [fn(x) for x in items]
         return list(self._pool.map(fn, items))
 
+    def _timed(self, key: str):
+        return self.profile.timed(key) if self.profile is not None else contextlib.nullcontext()
+
+    def _failed(self) -> None:
+        self.failures += 1
+        if self.profile is not None:
+            self.profile.count("replay_failures")
+
     def _seeds(self, n: int) -> np.ndarray:
         return self.rng.integers(1, _MAX_SEED, size=n)
 
@@ -69,11 +82,11 @@ class Population:
             sch.enter_postproc()
             for proc in self.postprocs:
                 if not proc.apply(sch):
-                    self.failures += 1
+                    self._failed()
                     return None
             return Candidate(sch, int(tvm_ffi.structural_hash(sch.mod)))
         except Exception as err:  # noqa: BLE001  (a bad sample is data, not a crash)
-            self.failures += 1
+            self._failed()
             logger.debug("replay failed: %s", err)
             return None
 
@@ -81,14 +94,15 @@ class Population:
         """``count`` random valid programs drawn from the design spaces (fewer if too many fail)."""
         traces = [Trace(s.trace.insts, {}) for s in design_spaces]
         out: list[Candidate] = []
-        for _ in range(max_rounds):
-            need = count - len(out)
-            if need <= 0:
-                break
-            picks = self.rng.integers(len(traces), size=need)
-            seeds = self._seeds(need)
-            got = self._map(lambda ps: self.replay(traces[ps[0]], ps[1]), list(zip(picks, seeds)))
-            out += [c for c in got if c is not None]
+        with self._timed("sample_s"):
+            for _ in range(max_rounds):
+                need = count - len(out)
+                if need <= 0:
+                    break
+                picks = self.rng.integers(len(traces), size=need)
+                seeds = self._seeds(need)
+                got = self._map(lambda ps: self.replay(traces[ps[0]], ps[1]), list(zip(picks, seeds)))
+                out += [c for c in got if c is not None]
         return out
 
     def mutate_many(self, parents: list[Candidate]) -> list[Candidate | None]:
@@ -107,4 +121,5 @@ class Population:
                 return None
             return None if trace is None else self.replay(trace, int(s_replay))
 
-        return self._map(one, list(zip(parents, which, seeds)))
+        with self._timed("mutate_s"):
+            return self._map(one, list(zip(parents, which, seeds)))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 
 import numpy as np
 from tvm.ir.utils import derived_object
@@ -13,6 +14,8 @@ from ..analysis import SymbolicAnalyzer
 from ..integration.workarounds import python_object_of, shorten_xgb_warmup
 from .genetic import evolve
 from .population import Candidate, Population
+from .profile import RoundProfile
+from .trust import AnalyzerTrust
 
 logger = logging.getLogger("pruner_ms")
 
@@ -44,6 +47,18 @@ PAPER_DEFAULTS = {"population_size": 1536, "draft_size": 512, "draft_iters": 2, 
 # CUDA spaces: replays cost ~10x more and ~90 % of random tensor-core samples are invalid, so a draft
 # grows a smaller population mostly by mutation (measured in scripts/tc_host_time.py).
 CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "random_share": 0.25}
+# The paper's verify stage, for the ``pruner-paper`` ablation: the learned model alone ranks drafts,
+# measured programs and one generation of their mutations; no local search, no analyzer blend, no
+# draft bar, no trust adaptation.
+PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False}
+
+
+# Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
+# population ranked once (the mutations it would steer are wasted replays).
+GA_MIN_TRUST = 0.25
+# A round whose analyzer evaluations fail more often than this is warned about: drafting would
+# silently degrade into random search.
+ANALYZER_FAILURE_WARN_SHARE = 0.1
 
 
 @derived_object
@@ -57,7 +72,19 @@ class PrunerSearch(PySearchStrategy):
     where a mutation is eligible only if the analyzer ranks it at least as high as the last draft;
     (3) measure the top ``(1 - eps_greedy)`` share plus ``eps_greedy`` random picks. Until the cost
     model has seen a measured batch (cold start), the analyzer's best drafts are measured. No program
-    is measured twice, including programs already in the database from an earlier run.
+    is measured twice, including programs already in the database from an earlier run (failed ones
+    too).
+
+    With ``adaptive_trust`` the analyzer is trusted only as far as its ranking agrees with what this
+    task has measured (:class:`~pruner_ms.strategy.trust.AnalyzerTrust`): the draft bar, the
+    analyzer's weight in the verify blend and the drafts' share of the verify population scale with
+    that trust, the rest of the population being fresh random samples, and the ``eps_greedy``
+    random picks always come from outside the drafts. An analyzer that ranks no better than chance
+    thus leaves a search close to MetaSchedule's own (learned model + mutation of the measured best).
+
+    After each round, ``last_round_profile`` holds where its host time went (``sample_s``,
+    ``mutate_s``, ``analyze_s``, ``predict_s``, ``other_s``, ``total_s``), its failure counts and the
+    trust level.
 
     Parameters
     ----------
@@ -109,6 +136,9 @@ class PrunerSearch(PySearchStrategy):
         Hill-climbing steps of the local search.
     local_share : float
         Largest share of a verified batch taken from the local search.
+    adaptive_trust : bool
+        Scale the analyzer's influence by its measured rank agreement on this task (see above).
+        False trusts it fully, as the paper does.
     resume : bool
         Programs of this workload already in the database (an earlier run in the same work_dir)
         count against ``max_trials``, so a re-run only measures what is missing. False measures a
@@ -137,6 +167,7 @@ class PrunerSearch(PySearchStrategy):
         local_mutants: int = 16,
         local_steps: int = 2,
         local_share: float = 0.5,
+        adaptive_trust: bool = True,
         resume: bool = True,
         num_threads: int | None = None,
     ) -> None:
@@ -156,6 +187,7 @@ class PrunerSearch(PySearchStrategy):
         for name, value in self._params.items():  # one attribute per keyword, as passed
             setattr(self, name, value)
         self.context = None
+        self.last_round_profile: dict | None = None
 
     # -- MetaSchedule interface ------------------------------------------------------------------
     def _initialize_with_tune_context(self, context) -> None:
@@ -176,11 +208,9 @@ class PrunerSearch(PySearchStrategy):
             raise ValueError(f"PrunerSearch: max_trials must be positive, got {max_trials}")
         if num_trials_per_iter <= 0:
             raise ValueError(f"PrunerSearch: num_trials_per_iter must be positive, got {num_trials_per_iter}")
-        if not design_spaces or all(len(s.trace.insts) == 0 for s in design_spaces):
-            raise ValueError(
-                "PrunerSearch: the workload has nothing to tune (its design space is empty: no blocks "
-                "to schedule). Compile it directly with tvm.compile instead of tuning it."
-            )
+        if not design_spaces:
+            raise ValueError("PrunerSearch: no design space was generated for this task (the space generator "
+                             "returned none); check the context's space_generator")
         self.max_trials = int(max_trials)
         self.num_trials_per_iter = int(num_trials_per_iter)
         self.design_spaces = list(design_spaces)
@@ -188,21 +218,27 @@ class PrunerSearch(PySearchStrategy):
         self.cost_model = cost_model
         if cost_model is not None and self.xgb_warmup_samples is not None:
             shorten_xgb_warmup(python_object_of(cost_model), self.xgb_warmup_samples)
-        self.population = Population(self.context, self._rng, num_threads=self.num_threads)
+        self.profile = RoundProfile()
+        self.population = Population(self.context, self._rng, num_threads=self.num_threads, profile=self.profile)
+        self.trust = AnalyzerTrust()
+        self.random_pool: list[Candidate] = []  # the last draft's random samples (exploration outside drafts)
+        self._last_picks: list[Candidate] = []
+        self._last_sources: list[str] = []
+        # a space without decisions (e.g. a ScheduleFn that leaves the program as it is) is one program:
+        # it is measured once and the search stops, as MetaSchedule's own strategies do
         self.single_point = all(len(s.trace.decisions) == 0 for s in design_spaces)
-        self.trials_sent = 0
         self.round = 0
         self.drafts: list[tuple[float, Candidate]] = []
         self.measured: set[int] = set()
         self.batches_measured = 0
         self.valid_measured = 0
         self._analyzer_cache: dict[int, float] = {}
+        self._first_analyzer_error: str | None = None
         self.workload = database.commit_workload(self.context.mod) if database is not None else None
-        self.measured_top = self._load_measured(every_record=True)
+        in_database = self._load_all_measured()
+        self.trials_sent = in_database if self.resume else 0
+        self.measured_top = self._load_measured()
         if self.resume and database is not None:
-            from ..integration.resume import measured_count
-
-            self.trials_sent = measured_count(database, self.context.mod)
             if self.trials_sent:
                 logger.warning("PrunerSearch: %d of %d trials already measured in the database; %d to go",
                                self.trials_sent, self.max_trials, max(0, self.max_trials - self.trials_sent))
@@ -223,8 +259,23 @@ class PrunerSearch(PySearchStrategy):
         if self.trials_sent >= self.max_trials or (self.single_point and self.trials_sent > 0):
             return None
         n = min(self.num_trials_per_iter, self.max_trials - self.trials_sent)
+        self.profile.start()
         picks = self._pick(n)
+        self.last_round_profile = {**self.profile.as_dict(), "round": self.round, "trust": self.trust_level,
+                                   "draft_auc": self.trust.auc, "rho": self.trust.rho,
+                                   **{f"picks_{src}": self._last_sources.count(src)
+                                      for src in ("draft", "model", "local", "random")}}
+        self._warn_failures()
+        prof = self.last_round_profile
+        logger.info("PrunerSearch round %d: %d picks (draft %d, model %d, local %d, random %d), trust %.2f (drafts "
+                    "beat random programs with p=%s; analyzer rank correlation %s over %d measured), search %.1f s "
+                    "(sample %.1f, mutate %.1f, analyze %.1f, predict %.1f)", self.round, len(picks),
+                    prof["picks_draft"], prof["picks_model"], prof["picks_local"], prof["picks_random"], prof["trust"],
+                    _fmt(prof["draft_auc"]), _fmt(prof["rho"]), self.trust.pairs,
+                    prof["total_s"], prof.get("sample_s", 0.0), prof.get("mutate_s", 0.0),
+                    prof.get("analyze_s", 0.0), prof.get("predict_s", 0.0))
         self.round += 1
+        self._last_picks = list(picks)
         if not picks:
             logger.warning("PrunerSearch: no new valid candidate could be generated; stopping early")
             return None
@@ -236,6 +287,9 @@ class PrunerSearch(PySearchStrategy):
     def notify_runner_results(self, measure_candidates, results) -> None:
         self.batches_measured += 1
         self.valid_measured += sum(1 for r in results if r.error_msg is None and r.run_secs)
+        if len(self._last_picks) == len(results):
+            self.trust.add(self._analyzer_scores(self._last_picks), [_latency(r) for r in results], self._last_sources)
+        self._last_picks = []
         if self.database is not None:
             self.measured_top = self._load_measured()
 
@@ -243,45 +297,75 @@ class PrunerSearch(PySearchStrategy):
         return PrunerSearch(**self._params)
 
     # -- Draft-then-Verify ----------------------------------------------------------------------
-    def _load_measured(self, every_record: bool = False) -> list[Candidate]:
-        """Replay the database's best records of this workload (all of them once, at start, so that a
-        resumed run never re-measures them); return the best ``init_measured_ratio`` share."""
+    def _load_all_measured(self) -> int:
+        """Mark every program of this workload in the database as measured, failed ones included
+        (a record whose trace no longer applies is skipped); return how many records there are."""
+        if self.database is None:
+            return 0
+        from ..integration.resume import workload_records
+
+        records = workload_records(self.database, self.context.mod)
+        for rec in records:
+            cand = self.population.replay(rec.trace)
+            if cand is not None:
+                self.measured.add(cand.key)
+        return len(records)
+
+    def _load_measured(self) -> list[Candidate]:
+        """The database's best ``init_measured_ratio * population_size`` valid programs, replayed."""
         if self.workload is None:
             return []
         k = max(1, int(self.init_measured_ratio * self.population_size))
         out = []
-        records = self.database.get_top_k(self.workload, (1 << 30) if every_record else k)
-        for i, rec in enumerate(records):
+        for rec in self.database.get_top_k(self.workload, k):
             cand = self.population.replay(rec.trace)
-            if cand is None:
-                continue
-            self.measured.add(cand.key)
-            if i < k:
+            if cand is not None:
+                self.measured.add(cand.key)
                 out.append(cand)
         return out
 
+    @property
+    def trust_level(self) -> float:
+        """How far the analyzer is trusted now (1 without ``adaptive_trust``)."""
+        return self.trust.level if self.adaptive_trust else 1.0
+
+    def _warn_failures(self) -> None:
+        prof = self.last_round_profile
+        evaluated = prof.get("analyzer_evaluations", 0)
+        failed = prof.get("analyzer_failures", 0)
+        if evaluated and failed > ANALYZER_FAILURE_WARN_SHARE * evaluated:
+            logger.warning("PrunerSearch: the analyzer failed on %d of %d programs this round (they rank last, "
+                           "so drafting degrades towards random search); first error: %s",
+                           failed, evaluated, self._first_analyzer_error)
+
     def _analyzer_scores(self, cands) -> np.ndarray:
         out = np.zeros(len(cands))
-        for i, c in enumerate(cands):
-            score = self._analyzer_cache.get(c.key)
-            if score is None:
-                try:
-                    score = 1.0 / max(self.analyzer.estimate_seconds(c.sch.mod), 1e-12)
-                except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last)
-                    logger.debug("analyzer failed: %s", err)
-                    score = 0.0
-                self._analyzer_cache[c.key] = score
-            out[i] = score
+        with self.profile.timed("analyze_s"):
+            for i, c in enumerate(cands):
+                score = self._analyzer_cache.get(c.key)
+                if score is None:
+                    self.profile.count("analyzer_evaluations")
+                    try:
+                        score = 1.0 / max(self.analyzer.estimate_seconds(c.sch.mod), 1e-12)
+                    except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last; counted, warned)
+                        self.profile.count("analyzer_failures")
+                        self._first_analyzer_error = self._first_analyzer_error or f"{type(err).__name__}: {err}"
+                        logger.debug("analyzer failed: %s", err)
+                        score = 0.0
+                    self._analyzer_cache[c.key] = score
+                out[i] = score
         return out
 
     def _verify_scores(self, cands) -> np.ndarray:
         """The learned model's scores, blended with the analyzer's while few programs are measured."""
         if not cands:
             return np.zeros(0)
-        mcs = [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in cands]
-        model = np.asarray(self.cost_model.predict(self.context, mcs), dtype=np.float64)
+        with self.profile.timed("predict_s"):
+            mcs = [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in cands]
+            model = np.asarray(self.cost_model.predict(self.context, mcs), dtype=np.float64)
         n, prior = self.valid_measured, self.analyzer_prior_samples
-        w = n / (n + prior) if n + prior > 0 else 1.0
+        # the analyzer's weight: large while the model is young, scaled by how far the analyzer is trusted
+        w = 1.0 - (prior / (n + prior) if n + prior > 0 else 0.0) * self.trust_level
         if w >= 1.0:
             return model
         best = max((score for score, _ in self.drafts), default=0.0)
@@ -289,8 +373,10 @@ class PrunerSearch(PySearchStrategy):
         return w * model + (1.0 - w) * analyzer
 
     def _draft(self) -> None:
+        self.profile.count("drafted")
         n_random = max(1, round(self.random_share * self.population_size))
         init = self.population.sample(self.design_spaces, n_random)
+        self.random_pool = list(init)
         if len(init) < self.population_size:  # grow by mutating the best programs known
             seeds = init + [c for _, c in self._fresh_drafts()] + self.measured_top
             if seeds:
@@ -298,9 +384,10 @@ class PrunerSearch(PySearchStrategy):
                 p = scores / scores.sum() if scores.sum() > 0 else None
                 parents = [seeds[i] for i in self._rng.choice(len(seeds), size=self.population_size - len(init), p=p)]
                 init += [c for c in self.population.mutate_many(parents) if c is not None]
+        iterations = self.draft_iters if self.trust_level >= GA_MIN_TRUST else 0
         self.drafts = evolve(
             self.population, init, self._analyzer_scores,
-            iterations=self.draft_iters, keep=self.draft_size, mutate_prob=self.mutate_prob,
+            iterations=iterations, keep=self.draft_size, mutate_prob=self.mutate_prob,
             exclude=self.measured, offspring=self.population_size,
         )
 
@@ -308,39 +395,55 @@ class PrunerSearch(PySearchStrategy):
         if self.round % self.draft_every == 0 or not self._fresh_drafts():
             self._draft()
         drafts = self._fresh_drafts()
+        draft_keys = {c.key for _, c in drafts}
+        outside = [c for c in self.random_pool if c.key not in self.measured and c.key not in draft_keys]
+        trust = self.trust_level
         cold = self.cost_model is None or self.batches_measured == 0
         if cold:
             ranked = [c for _, c in drafts]
         else:
-            # the learned model ranks drafts only: a mutation must clear the analyzer's draft bar
-            bar = min((score for score, _ in drafts), default=0.0)
-            init = [c for _, c in drafts] + self.measured_top
+            # the learned model ranks drafts (as many as the analyzer's trust earns, the rest of the
+            # population being random samples) and their mutations; a mutation must clear the draft
+            # bar, which falls with trust
+            n_drafts = math.ceil(trust * len(drafts))
+            fill = [outside[i] for i in self._rng.permutation(len(outside))[: len(drafts) - n_drafts]]
+            init = [c for _, c in drafts[:n_drafts]] + fill + self.measured_top
+            bar = trust * min((score for score, _ in drafts), default=0.0)
             verified = evolve(
                 self.population, init, self._verify_scores,
                 iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
                 exclude=self.measured, offspring=len(init),
-                eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if self.draft_bar else None,
+                eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if self.draft_bar and bar > 0 else None,
             )
             ranked = [c for _, c in verified]
-        n_random = int(round(self.eps_greedy * n)) if not cold else 0
+        n_random = int(round(self.eps_greedy * n))
         picks: list[Candidate] = []
+        sources: list[str] = []  # where each pick came from: local, draft, model (verified outside drafts), random
+
+        def take(c: Candidate, source: str) -> None:
+            picks.append(c)
+            sources.append(source)
+            keys.add(c.key)
+
         keys: set[int] = set()
         if not cold:
             for c in self._local_search(int(self.local_share * (n - n_random))):
-                picks.append(c)
-                keys.add(c.key)
+                take(c, "local")
         for c in ranked:
             if len(picks) >= n - n_random:
                 break
             if c.key not in self.measured and c.key not in keys:
-                picks.append(c)
-                keys.add(c.key)
-        pool = [c for _, c in drafts if c.key not in keys]
-        for i in self._rng.permutation(len(pool)):
-            if len(picks) >= n:
-                break
-            picks.append(pool[i])
-            keys.add(pool[i].key)
+                take(c, "draft" if c.key in draft_keys else "model")
+        # exploration: random samples from outside the drafts (adaptive), or from the whole
+        # population of drafts and samples (the paper); drafts top up a batch that is still short
+        pool = outside if self.adaptive_trust else outside + [c for _, c in drafts]
+        for extra in (pool, [c for _, c in drafts]):
+            extra = [c for c in extra if c.key not in keys]
+            for i in self._rng.permutation(len(extra)):
+                if len(picks) >= n:
+                    break
+                take(extra[i], "draft" if extra[i].key in draft_keys else "random")
+        self._last_sources = sources
         return picks
 
     def _local_search(self, n: int) -> list[Candidate]:
@@ -367,3 +470,14 @@ class PrunerSearch(PySearchStrategy):
 
     def _fresh_drafts(self) -> list[tuple[float, Candidate]]:
         return [(s, c) for s, c in self.drafts if c.key not in self.measured]
+
+
+def _latency(result) -> float:
+    """Measured seconds of a runner result (``inf`` when it failed)."""
+    from ..integration.resume import record_seconds
+
+    return record_seconds(result)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

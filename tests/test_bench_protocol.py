@@ -1,0 +1,99 @@
+"""The side-by-side benchmark protocol: alternating order, fresh work dirs, merging, the new summary
+numbers and the ablation strategies (real tuning runs on a 64^3 GEMM, 8 trials each)."""
+from __future__ import annotations
+
+import inspect
+import json
+
+import pytest
+
+from pruner_ms.bench.compare import ProtocolError, compare, run_one
+
+from .conftest import run_cli as _cli
+
+SMALL_PRUNER = {"population_size": 128, "draft_size": 32}  # keeps a PrunerSearch round to seconds on 2 cores
+
+
+
+
+@pytest.mark.slow
+def test_order_alternates_with_seed_and_summary_has_new_numbers(tmp_path):
+    runs, summaries = compare(["gemm-64"], ["pruner", "default"], trials=8, seeds=[0, 1], trials_per_iter=8,
+                              work_root=str(tmp_path / "work"), progress=False, remeasure_passes=1,
+                              pruner_kwargs=SMALL_PRUNER, log=lambda *_: None)
+    assert [(r["seed"], r["strategy"], r["order"]) for r in runs] == [
+        (0, "pruner", 0), (0, "default", 1), (1, "default", 0), (1, "pruner", 1)]
+    assert all(r["numpy_ok"] and r["trials"] == 8 for r in runs)
+    ours = [r for r in runs if r["strategy"] == "pruner"]
+    assert all(len(r["round_profiles"]) == len(r["round_seconds"]) >= 1 for r in runs)
+    assert all(p is None for r in runs if r["strategy"] == "default" for p in r["round_profiles"])
+    assert set(summaries) == {"measured", "remeasured"}
+    for view in summaries.values():
+        item = view["gemm-64x64x64 vs default"]
+        for key in ("median_speedup", "median_final_ratio", "median_ours_s_per_trial",
+                    "median_baseline_s_per_trial", "median_s_per_trial_ratio", "median_first_batch_ratio",
+                    "ours_round_profile"):
+            assert key in item, key
+        row = item["seeds"][0]
+        assert row["ours_s_per_trial"] == pytest.approx(ours[0]["wall_seconds"] / 8)
+        assert row["ours_first_batch_ms"] == pytest.approx(ours[0]["batches"][0]["best"] * 1e3)
+        assert row["s_per_trial_ratio"] > 0 and row["first_batch_ratio"] > 0
+
+
+def test_non_empty_work_dir_is_refused_before_any_tuning(tmp_path):
+    used = tmp_path / "work" / "gemm-64x64x64" / "default" / "1"
+    used.mkdir(parents=True)
+    (used / "database_tuning_record.json").write_text("")
+    with pytest.raises(ProtocolError, match="Remove it or choose another --work-dir/--out") as info:
+        compare(["gemm-64"], ["pruner", "default"], trials=8, seeds=[0, 1], trials_per_iter=8,
+                work_root=str(tmp_path / "work"), progress=False, log=lambda *_: None)
+    assert str(used) in str(info.value)
+    assert not (tmp_path / "work" / "gemm-64x64x64" / "pruner").exists(), "nothing may run before the check"
+
+
+@pytest.mark.slow
+def test_bench_invocations_merge(tmp_path, capsys):
+    suite = tmp_path / "mini.json"
+    suite.write_text(json.dumps({"name": "mini", "target": "host", "trials": 8, "trials_per_iter": 8,
+                                 "workloads": [{"op": "gemm", "args": {"m": 64, "n": 64, "k": 64}}]}))
+    out = tmp_path / "out"
+    base = ["bench", "--suite", str(suite), "--strategies", "pruner,default", "--out", str(out), "--no-progress",
+            "--remeasure-passes", "1", "--workloads", "gemm-64x64x64"]
+    code, text, err = _cli(capsys, *base, "--seeds", "0")
+    assert code == 0, text + err
+    assert "Latencies: re-measured (median of 1 round-robin passes)" in (out / "suite.md").read_text()
+    code, text, err = _cli(capsys, *base, "--seeds", "1")
+    assert code == 0, text + err
+    result = json.loads((out / "suite.json").read_text())
+    assert sorted((r["strategy"], r["seed"]) for r in result["runs"]) == [
+        ("default", 0), ("default", 1), ("pruner", 0), ("pruner", 1)]
+    assert result["seeds"] == [0, 1] and len(result["invocations"]) == 2
+    assert len(result["summaries"]["remeasured"]["gemm-64x64x64 vs default"]["seeds"]) == 2
+    assert "come from more than one invocation" in (out / "suite.md").read_text()
+    # the same invocation again runs nothing
+    code, text, err = _cli(capsys, *base, "--seeds", "1")
+    assert code == 0, text + err
+    assert text.count("already in the merged results; not run again") == 2
+    assert len(json.loads((out / "suite.json").read_text())["runs"]) == 4
+    # another budget does not merge
+    code, _, err = _cli(capsys, *base, "--seeds", "2", "--trials", "16")
+    assert code == 2 and "trials: 8 there, 16 now" in err
+
+
+def test_bench_workloads_must_be_in_the_suite(tmp_path, capsys):
+    code, _, err = _cli(capsys, "bench", "--suite", "cpu", "--workloads", "gemm-64", "--out", str(tmp_path))
+    assert code == 2 and "workload 'gemm-64' is not in this suite" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["pruner-paper", "evolutionary-analyzer"])
+def test_ablation_strategies_run(strategy, tmp_path, gemm64, monkeypatch):
+    from pruner_ms import PrunerSearch
+    from pruner_ms.strategy import pruner_search
+
+    if "adaptive_trust" not in inspect.signature(PrunerSearch.__init__).parameters:  # keyword not landed yet
+        monkeypatch.delitem(pruner_search.PAPER_VERIFY, "adaptive_trust")
+    run = run_one(gemm64, strategy, trials=8, seed=0, trials_per_iter=8, work_dir=str(tmp_path / "wd"),
+                  progress=False, pruner_kwargs=SMALL_PRUNER if strategy.startswith("pruner") else None)
+    assert run["numpy_ok"] and run["trials"] == 8 and run["strategy"] == strategy
+    assert len(run["round_profiles"]) == len(run["round_seconds"])

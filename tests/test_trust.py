@@ -1,0 +1,149 @@
+"""Analyzer trust: the evidence it is built from, and PrunerSearch's behaviour when the analyzer is wrong."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm.s_tir import Schedule
+from tvm.s_tir import meta_schedule as ms
+
+from pruner_ms import PrunerSearch, SymbolicAnalyzer
+from pruner_ms.integration.resume import record_seconds
+from pruner_ms.strategy.trust import AnalyzerTrust, spearman
+
+from .conftest import failing_builder
+
+
+def test_spearman_matches_pearson_of_ranks_with_ties():
+    x = np.array([1.0, 2.0, 2.0, 3.0, 5.0])
+    y = np.array([10.0, 30.0, 20.0, 40.0, 50.0])
+    rx = np.array([0, 1.5, 1.5, 3, 4])
+    ry = np.array([0, 2, 1, 3, 4.0])
+    assert spearman(x, y) == pytest.approx(np.corrcoef(rx, ry)[0, 1])
+    assert spearman(x, -y) == pytest.approx(-spearman(x, y))
+    assert spearman(np.ones(4), np.arange(4.0)) == 0.0
+
+
+def test_trust_follows_whether_drafts_beat_random_programs():
+    good = AnalyzerTrust()
+    assert good.level == 1.0 and good.auc is None  # cold start: the paper trusts its drafts
+    good.add([5, 4, 3, 2, 1, 1], [1e-3, 1.1e-3, 1.2e-3, 1.3e-3, 5e-3, 6e-3],
+             ["draft", "draft", "draft", "draft", "random", "random"])
+    assert good.auc == 1.0 and good.level == 1.0
+
+    backwards = AnalyzerTrust()
+    backwards.add([5, 4, 3, 2, 1, 1], [9e-3, 8e-3, 7e-3, 6e-3, 1e-3, 2e-3],
+                  ["draft", "draft", "draft", "draft", "random", "random"])
+    assert backwards.auc == 0.0 and backwards.level == 0.0
+
+    chance = AnalyzerTrust()
+    chance.add([1] * 8, [1e-3, 3e-3, 1e-3, 3e-3, 2e-3, 2e-3, 2e-3, 2e-3],
+               ["draft"] * 4 + ["random"] * 4)
+    assert chance.auc == pytest.approx(0.5) and chance.level == 0.0
+
+    failed = AnalyzerTrust()  # failed builds/runs are no evidence
+    failed.add([1, 1, 1, 1, 1, 1], [math.inf] * 4 + [1e-3, 1e-3], ["draft"] * 4 + ["random"] * 2)
+    assert failed.auc is None and failed.level == 1.0
+    with pytest.raises(ValueError, match="full_trust_auc"):
+        AnalyzerTrust(full_trust_auc=0.5)
+
+
+class BackwardAnalyzer(SymbolicAnalyzer):
+    """Ranks programs backwards: its estimate is the reciprocal of the real analyzer's."""
+
+    def estimate_seconds(self, mod) -> float:
+        return 1.0 / max(super().estimate_seconds(mod), 1e-12)
+
+
+def _remeasure_best(dbs: dict, wl, target, passes: int = 5) -> dict:
+    """Each database's best program, compiled and re-measured round-robin (median of ``passes``), so
+    the comparison is not decided by the luckiest of many noisy tuning-time measurements."""
+    args = [tvm.runtime.tensor(x) for x in wl.make_inputs(np.random.default_rng(0))]
+    args.append(tvm.runtime.empty(wl.output_shape, wl.output_dtype))
+    evaluators = {}
+    for name, db in dbs.items():
+        sch = ms.tir_integration.compile_tir(db, wl.func, target)
+        ex = tvm.compile(sch.mod, target=target)
+        evaluators[name] = ex.mod.time_evaluator("main", tvm.cpu(), number=20, repeat=1, min_repeat_ms=50)
+    samples = {name: [] for name in dbs}
+    for _ in range(passes):
+        for name, ev in evaluators.items():
+            samples[name].append(ev(*args).mean)
+    return {name: float(np.median(v)) for name, v in samples.items()}
+
+
+@pytest.mark.slow
+def test_backward_analyzer_loses_trust_and_search_still_matches_default(tmp_path, target, builder, host_spec):
+    """A task where the analyzer ranks backwards tunes about as well as MetaSchedule's default."""
+    from pruner_ms.bench.workloads import gemm
+
+    wl = gemm(128, 128, 128)
+    dbs = {}
+    for name in ("default", "pruner-backward"):
+        if name == "default":
+            strategy = ms.search_strategy.EvolutionarySearch()
+        else:
+            strategy = PrunerSearch(analyzer=BackwardAnalyzer(host_spec))
+        db = ms.tune_tir(wl.func, target, str(tmp_path / name), max_trials_global=64, num_trials_per_iter=16,
+                         strategy=strategy, cost_model=ms.cost_model.XGBModel(num_tuning_cores=2), builder=builder,
+                         num_tuning_cores=2, seed=0)
+        dbs[name] = db
+    best = _remeasure_best(dbs, wl, target)
+    assert best["pruner-backward"] <= 1.10 * best["default"], best
+
+
+def test_space_without_decisions_is_measured_once(tmp_path, target, builder, gemm64):
+    """A design space with no decisions is one program: measured once, then the strategy stops."""
+    space = ms.space_generator.ScheduleFn(lambda sch: None, sch_rules=[], postprocs=[], mutator_probs={})
+    db = ms.tune_tir(gemm64.func, target, str(tmp_path / "wd"), max_trials_global=8, num_trials_per_iter=4,
+                     space=space, strategy=PrunerSearch(population_size=16, draft_size=8), builder=builder,
+                     num_tuning_cores=2, seed=0)
+    records = db.get_all_tuning_records()
+    assert len(records) == 1 and math.isfinite(record_seconds(records[0]))
+
+
+def _program_key(func, trace) -> int:
+    sch = Schedule(func, seed=1, debug_mask=0)
+    trace.apply_to_schedule(sch, remove_postproc=False)
+    return int(tvm_ffi.structural_hash(sch.mod))
+
+
+@pytest.mark.slow
+def test_failed_programs_in_the_database_are_never_measured_again(tmp_path, target, builder, gemm64):
+    """MetaSchedule's get_top_k skips failed records; the strategy must not hand them out again."""
+    wd = str(tmp_path / "wd")
+    small = dict(population_size=32, draft_size=16)
+    ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8,
+                strategy=PrunerSearch(**small), builder=failing_builder(builder, 2), num_tuning_cores=2, seed=4)
+    db = ms.database.JSONDatabase(work_dir=wd)
+    first = db.get_all_tuning_records()
+    failed = {_program_key(gemm64.func, r.trace) for r in first if not math.isfinite(record_seconds(r))}
+    assert len(failed) == 8
+    # a second run over the same database (resume=False: a full budget more) measures none of them
+    ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8,
+                strategy=PrunerSearch(**small, resume=False), builder=builder, num_tuning_cores=2, seed=5)
+    records = ms.database.JSONDatabase(work_dir=wd).get_all_tuning_records()
+    assert len(records) == 32
+    keys = [_program_key(gemm64.func, r.trace) for r in records]
+    assert len(set(keys)) == 32, "a program was measured twice"
+
+
+@pytest.mark.slow
+def test_round_profile_says_where_search_time_goes(tmp_path, target, builder, gemm64):
+    from pruner_ms.integration.timeline import TimedStrategy, Timeline
+
+    timeline = Timeline(16, progress=False)
+    ms.tune_tir(gemm64.func, target, str(tmp_path / "wd"), max_trials_global=16, num_trials_per_iter=8,
+                strategy=TimedStrategy(PrunerSearch(population_size=32, draft_size=16), timeline), builder=builder,
+                num_tuning_cores=2, seed=6)
+    profiles = [p for p in timeline.round_profiles if p is not None]
+    assert len(profiles) == 2
+    for p in profiles:
+        assert p["total_s"] > 0 and p["trust"] == 1.0
+        parts = sum(p.get(k, 0.0) for k in ("sample_s", "mutate_s", "analyze_s", "predict_s", "other_s"))
+        assert parts == pytest.approx(p["total_s"], rel=1e-6)
+        assert sum(p[f"picks_{s}"] for s in ("draft", "model", "local", "random")) == 8
+    assert profiles[0]["drafted"] == 1 and profiles[0]["sample_s"] > 0 and profiles[0]["analyze_s"] > 0
