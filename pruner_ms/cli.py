@@ -181,14 +181,15 @@ def cmd_compile(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from .bench.compare import STRATEGIES, ProtocolError
+    from .bench.compare import ProtocolError, check_strategies
     from .bench.suite import format_suite, load_suite, run_suite
 
     suite = load_suite(a.suite)
     strategies = [s for s in a.strategies.split(",") if s]
-    unknown = [s for s in strategies if s not in STRATEGIES]
-    if unknown:
-        raise CLIError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    try:
+        check_strategies(strategies)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
     if a.remeasure_passes < 0:
         raise CLIError("--remeasure-passes must be 0 (tuning-time latencies only) or more")
     out = a.out or os.path.join("pruner_ms_runs", f"suite-{suite['name']}")

@@ -74,3 +74,13 @@ def failing_builder(inner, every: int):
             return out
 
     return FailingBuilder()
+
+
+def write_mini_suite(tmp_path, *, trials: int, trials_per_iter: int, size: int) -> str:
+    """A one-workload suite file (an fp32 ``size``^3 GEMM on this CPU); returns its path."""
+    import json
+
+    path = tmp_path / "mini.json"
+    path.write_text(json.dumps({"name": "mini", "target": "host", "trials": trials, "trials_per_iter": trials_per_iter,
+                                "workloads": [{"op": "gemm", "args": {"m": size, "n": size, "k": size}}]}))
+    return str(path)

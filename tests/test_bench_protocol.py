@@ -10,6 +10,7 @@ import pytest
 from pruner_ms.bench.compare import ProtocolError, compare, run_one
 
 from .conftest import run_cli as _cli
+from .conftest import write_mini_suite
 
 SMALL_PRUNER = {"population_size": 128, "draft_size": 32}  # keeps a PrunerSearch round to seconds on 2 cores
 
@@ -53,9 +54,7 @@ def test_non_empty_work_dir_is_refused_before_any_tuning(tmp_path):
 
 @pytest.mark.slow
 def test_bench_invocations_merge(tmp_path, capsys):
-    suite = tmp_path / "mini.json"
-    suite.write_text(json.dumps({"name": "mini", "target": "host", "trials": 8, "trials_per_iter": 8,
-                                 "workloads": [{"op": "gemm", "args": {"m": 64, "n": 64, "k": 64}}]}))
+    suite = write_mini_suite(tmp_path, trials=8, trials_per_iter=8, size=64)
     out = tmp_path / "out"
     base = ["bench", "--suite", str(suite), "--strategies", "pruner,default", "--out", str(out), "--no-progress",
             "--remeasure-passes", "1", "--workloads", "gemm-64x64x64"]

@@ -10,6 +10,7 @@ import pytest
 
 
 from .conftest import run_cli as _run
+from .conftest import write_mini_suite
 
 
 
@@ -92,9 +93,7 @@ def test_tune_show_compare_round_trip(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_bench_writes_json_markdown_and_curves(tmp_path, capsys):
-    suite = tmp_path / "mini.json"
-    suite.write_text(json.dumps({"name": "mini", "target": "host", "trials": 8, "trials_per_iter": 4,
-                                 "workloads": [{"op": "gemm", "args": {"m": 32, "n": 32, "k": 32}}]}))
+    suite = write_mini_suite(tmp_path, trials=8, trials_per_iter=4, size=32)
     out_dir = tmp_path / "out"
     code, out, _ = _run(capsys, "bench", "--suite", str(suite), "--strategies", "pruner,default", "--seeds", "0",
                         "--out", str(out_dir), "--no-progress")

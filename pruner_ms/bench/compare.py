@@ -14,6 +14,13 @@ STRATEGIES = ("pruner", "pruner-paper", "pruner-pacm", "pruner-moa", "default", 
               "evolutionary-analyzer")
 
 
+def check_strategies(names) -> None:
+    """Raise ``ValueError`` naming every entry of ``names`` that is not in :data:`STRATEGIES`."""
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+
+
 class ProtocolError(ValueError):
     """A comparison that would not be fair as asked: a used work dir, or results that cannot be merged."""
 
@@ -171,8 +178,8 @@ def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list 
                 t_base = b["batches"][-1]["seconds"] if b["batches"] else math.nan
                 t_base_reach = reach(bc, target)[0]
                 ours_best = pc[-1][2] if pc else math.inf
-                spt_ours, spt_base = _per_trial(p), _per_trial(b)
-                first_ours, first_base = _first_batch(p), _first_batch(b)
+                spt_ours, spt_base = seconds_per_trial(p), seconds_per_trial(b)
+                first_ours, first_base = first_batch_best(p), first_batch_best(b)
                 profiles += p.get("round_profiles") or []
                 rows.append({
                     "seed": s,
@@ -210,12 +217,12 @@ def _summarize_pair(runs: list[dict], ours: str, bases: list[str], curves: list 
     return out
 
 
-def _per_trial(run: dict) -> float:
+def seconds_per_trial(run: dict) -> float:
     """Wall seconds (search + build + measure) per measured trial; nan for a run that measured nothing."""
     return run["wall_seconds"] / run["trials"] if run.get("trials") else math.nan
 
 
-def _first_batch(run: dict) -> float:
+def first_batch_best(run: dict) -> float:
     """Best latency of the first measured batch (tuning-time; inf when the run measured nothing valid)."""
     return run["batches"][0]["best"] if run.get("batches") else math.inf
 
@@ -409,9 +416,7 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
     from .remeasure import remeasure_runs
     from .workloads import get_workload
 
-    unknown = [s for s in strategies if s not in STRATEGIES]
-    if unknown:
-        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    check_strategies(strategies)
     work_root = work_root or tempfile.mkdtemp(prefix="pruner_ms_compare_")
     done = {(str(w), str(s), int(n)) for w, s, n in done}
     plan = []  # per workload: (seed, position, strategy, work_dir) still to run

@@ -244,7 +244,8 @@ def format_suite(result: dict) -> str:
     shows the wall time per measured trial and the first batch's best (tuning-time), medians over
     seeds, and for PrunerSearch variants the mean of each number of their per-round profile.
     """
-    from .compare import MIXED_WARNING, format_profile, mixed_invocations, profile_means
+    from .compare import (MIXED_WARNING, first_batch_best, format_profile, mixed_invocations, profile_means,
+                          seconds_per_trial)
 
     runs, summaries = result["runs"], result["summaries"]
     remeasured = "remeasured" in summaries
@@ -270,9 +271,8 @@ def format_suite(result: dict) -> str:
                 mine = [r for r in runs if r["workload"] == wl and r["strategy"] == strat]
                 best = statistics.median(_final(r, remeasured) for r in mine)
                 gflops = mine[0].get("flops", 0) / best / 1e9 if math.isfinite(best) and best > 0 else 0.0
-                per_trial = statistics.median(r["wall_seconds"] / r["trials"] if r["trials"] else math.nan
-                                              for r in mine)
-                first = statistics.median(r["batches"][0]["best"] if r["batches"] else math.inf for r in mine)
+                per_trial = statistics.median(seconds_per_trial(r) for r in mine)
+                first = statistics.median(first_batch_best(r) for r in mine)
                 cells = [wl, strat, f"{best * 1e3:.3f}", f"{gflops:.1f}", f"{per_trial:.2f}", f"{first * 1e3:.3f}"]
                 for b in bases:
                     item = summary.get(f"{wl} vs {b}") if strat == "pruner" else summary.get(f"{wl} {strat} vs {b}")

@@ -233,11 +233,10 @@ class PrunerSearch(PySearchStrategy):
         self.batches_measured = 0
         self.valid_measured = 0
         self._analyzer_cache: dict[int, float] = {}
-        self._first_analyzer_error: str | None = None
+        self._first_analyzer_error: str | None = None  # of the current round, for its warning
         self.workload = database.commit_workload(self.context.mod) if database is not None else None
         in_database = self._load_all_measured()
         self.trials_sent = in_database if self.resume else 0
-        self.measured_top = self._load_measured()
         if self.resume and database is not None:
             if self.trials_sent:
                 logger.warning("PrunerSearch: %d of %d trials already measured in the database; %d to go",
@@ -260,6 +259,7 @@ class PrunerSearch(PySearchStrategy):
             return None
         n = min(self.num_trials_per_iter, self.max_trials - self.trials_sent)
         self.profile.start()
+        self._first_analyzer_error = None
         picks = self._pick(n)
         self.last_round_profile = {**self.profile.as_dict(), "round": self.round, "trust": self.trust_level,
                                    "draft_auc": self.trust.auc, "rho": self.trust.rho,
@@ -299,25 +299,35 @@ class PrunerSearch(PySearchStrategy):
     # -- Draft-then-Verify ----------------------------------------------------------------------
     def _load_all_measured(self) -> int:
         """Mark every program of this workload in the database as measured, failed ones included
-        (a record whose trace no longer applies is skipped); return how many records there are."""
+        (a record whose trace no longer applies is skipped), and keep the best valid ones as
+        ``measured_top`` (see :meth:`_load_measured`); return how many records there are."""
+        self.measured_top = []
         if self.database is None:
             return 0
-        from ..integration.resume import workload_records
+        from ..integration.resume import record_seconds, workload_records
 
         records = workload_records(self.database, self.context.mod)
+        valid = []
         for rec in records:
             cand = self.population.replay(rec.trace)
             if cand is not None:
                 self.measured.add(cand.key)
+                seconds = record_seconds(rec)
+                if math.isfinite(seconds):
+                    valid.append((seconds, cand))
+        valid.sort(key=lambda sc: sc[0])
+        self.measured_top = [c for _, c in valid[: self._measured_top_size()]]
         return len(records)
+
+    def _measured_top_size(self) -> int:
+        return max(1, int(self.init_measured_ratio * self.population_size))
 
     def _load_measured(self) -> list[Candidate]:
         """The database's best ``init_measured_ratio * population_size`` valid programs, replayed."""
         if self.workload is None:
             return []
-        k = max(1, int(self.init_measured_ratio * self.population_size))
         out = []
-        for rec in self.database.get_top_k(self.workload, k):
+        for rec in self.database.get_top_k(self.workload, self._measured_top_size()):
             cand = self.population.replay(rec.trace)
             if cand is not None:
                 self.measured.add(cand.key)
