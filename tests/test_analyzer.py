@@ -123,3 +123,46 @@ def test_extract_nests_reads_loop_kinds():
     kinds = [l.kind for l in nests[1].loops]
     assert kinds[0] == "parallel" and kinds[-1] == "vectorized"
     assert nests[1].float_ops == 2  # one multiply, one add
+
+
+def _conv_schedule(*, inline_pad: bool):
+    """A register-blocked 3x3 conv2d (14 output rows x 14 vectorized columns per step) with the zero
+    padding either inlined into the conv body (an ``if_then_else`` around the load that changes lane by
+    lane) or kept as a block of its own."""
+    from pruner_ms.bench.workloads import conv2d_nchw
+
+    wl = conv2d_nchw(1, 64, 28, 28, 64, 3, 3, 1)
+    sch = Schedule(wl.func)
+    if inline_pad:
+        sch.compute_inline(sch.get_sblock("pad"))
+    conv = sch.get_sblock("conv")
+    b, f, y, x, rc, ry, rx = sch.get_loops(conv)
+    y0, y1 = sch.split(y, [None, 14])
+    x0, x1 = sch.split(x, [None, 14])
+    sch.reorder(b, f, y0, x0, rc, ry, rx, y1, x1)
+    sch.parallel(sch.fuse(b, f))
+    sch.vectorize(x1)
+    sch.unroll(y1)
+    sch.decompose_reduction(conv, rc)
+    return wl, sch
+
+
+def test_inlined_padding_under_a_vectorized_loop_costs(analyzer, target):
+    """The analyzer must see what the machine shows: a guard evaluated per vector costs FMA slots."""
+    import numpy as np
+    import tvm
+
+    secs, measured = {}, {}
+    for inline in (False, True):
+        wl, sch = _conv_schedule(inline_pad=inline)
+        est = analyzer.analyze(sch.mod)
+        update = [n for n in est.nests if n.name == "conv_update"][0]
+        assert (update.symbols["guard_fma_slots"] > 0) is inline
+        secs[inline] = est.seconds
+        args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
+        out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
+        ex = tvm.compile(sch.mod, target=target)
+        measured[inline] = ex.mod.time_evaluator("main", tvm.cpu(), number=5, repeat=3, min_repeat_ms=20)(*args, out).median
+        np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
+    assert measured[True] > 1.5 * measured[False], measured  # the machine: the inlined guard costs
+    assert secs[True] > 1.5 * secs[False], secs  # the analyzer agrees

@@ -152,3 +152,26 @@ def test_symbolic_cost_model_in_stock_evolutionary_search(tmp_path, target, buil
                      cost_model=SymbolicCostModel(), builder=builder, num_tuning_cores=2, seed=2)
     sch = ms.tir_integration.compile_tir(db, gemm64.func, target)
     assert sch is not None and run_and_check(sch.mod, gemm64, target) < 1e-3
+
+
+def test_scores_made_in_replay_workers_equal_one_at_a_time_estimates(target, host_spec):
+    """Drafts scored by the replay workers (overlapping TVM's replays) carry exactly the estimate the
+    analyzer gives each program alone, and so do the programs handed out."""
+    from pruner_ms.analysis import SymbolicAnalyzer
+
+    wl = gemm(128, 128, 128)
+    strat = PrunerSearch(population_size=64, draft_size=16, num_threads=2)
+    ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                         space_generator=ms.space_generator.PostOrderApply(), search_strategy=strat,
+                         num_threads=2, rand_state=3)
+    ctx.pre_tuning(8, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), ms.cost_model.XGBModel())
+    picks = ctx.generate_measure_candidates()
+    inner = strat._inst  # the Python object behind the FFI wrapper
+    alone = SymbolicAnalyzer(host_spec)
+    assert inner.last_round_profile["analyze_cpu_s"] > 0  # the workers did score
+    assert len(inner.drafts) == 16
+    for score, cand in inner.drafts:
+        assert score == 1.0 / max(alone.estimate_seconds(cand.sch.mod), 1e-12)
+    for mc in picks:
+        key = int(tvm_ffi.structural_hash(mc.sch.mod))
+        assert inner._analyzer_cache[key] == 1.0 / max(alone.estimate_seconds(mc.sch.mod), 1e-12)

@@ -147,3 +147,7 @@ def test_round_profile_says_where_search_time_goes(tmp_path, target, builder, ge
         assert parts == pytest.approx(p["total_s"], rel=1e-6)
         assert sum(p[f"picks_{s}"] for s in ("draft", "model", "local", "random")) == 8
     assert profiles[0]["drafted"] == 1 and profiles[0]["sample_s"] > 0 and profiles[0]["analyze_s"] > 0
+    # cold start: the sampled population ranked by the analyzer (scored in the replay workers), no
+    # genetic search; the next round runs the genetic search on that population
+    assert profiles[0]["draft_ga_iterations"] == 0 and profiles[0]["analyze_cpu_s"] > 0
+    assert profiles[1]["drafted"] == 1 and profiles[1]["draft_ga_iterations"] == 2 and "sample_s" not in profiles[1]

@@ -27,6 +27,12 @@ CACHE_USABLE_FRACTION = 0.5
 # Inner loops this short are fully unrolled by LLVM even without TVM's unroll pragma.
 LLVM_FULL_UNROLL_ITERS = 16
 STORE_FORWARD_CYCLES = 4
+# A condition in the body that changes along the innermost loop (inlined zero padding: an
+# ``if_then_else`` around a load) is evaluated every iteration: per comparison a compare and a mask
+# operation, on the vector ports the FMAs use, so each comparison costs about one FMA slot. Measured on
+# 3x3 conv2d schedules with the padding inlined under a vectorized loop: 3.3-4.9x slower than with the
+# padding kept as a block when compute bound, 1.6x when not (4 comparisons; tests/test_analyzer.py).
+GUARD_FMA_SLOTS_PER_COMPARE = 1.0
 
 
 @dataclasses.dataclass
@@ -71,6 +77,9 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
         lanes = max(1.0, lanes / 4)  # gathers/scatters
     unit_ops = math.ceil(lanes / unit_lanes)
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
+    guard_inner = bool(n and nest.guarded and nest.guarded[-1])
+    guard_slots = nest.guard_compares * GUARD_FMA_SLOTS_PER_COMPARE if guard_inner else 0.0
+    fma_per_elem += guard_slots
 
     # parallelism
     par_idx = [j for j, l in enumerate(loops) if l.kind == "parallel"]
@@ -113,7 +122,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
             cycles = iters / lanes * per_vec
     else:
         per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
-                      unit_ops * max(1.0, float(nest.float_ops)) / spec.fma_units)
+                      unit_ops * (max(1.0, float(nest.float_ops)) + guard_slots) / spec.fma_units)
         cycles = iters / lanes * per_vec
     hz = spec.frequency_ghz * 1e9
     t_compute = cycles / hz / eff_cores
@@ -142,6 +151,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
         "effective_cores": eff_cores,
         "vector_lanes": lanes,
         "contiguous_vector": contiguous,
+        "guard_fma_slots": guard_slots,
         "accumulator_chains": chains,
         "register_resident": resident,
         "bytes_from_l2": traffic["l1"],

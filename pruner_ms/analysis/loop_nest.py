@@ -85,6 +85,10 @@ class LeafNest:
     reduction_loops: list[bool]  # loop j carries no written index (a reduction loop of this block)
     intrinsics: list[str] = dataclasses.field(default_factory=list)  # calls in the body (tensor intrinsics)
     root: Loop | None = None  # outermost loop around the block, unit loops included (one GPU kernel each)
+    # guarded[j]: a condition in the body (if_then_else / select, e.g. inlined zero padding) changes
+    # as loop j moves; a vectorized loop with such a guard cannot run as plain SIMD
+    guarded: list[bool] = dataclasses.field(default_factory=list)
+    guard_compares: int = 0  # comparisons evaluated per innermost iteration by those conditions
 
 
 class _PySource:
@@ -188,6 +192,46 @@ def _count_ops(node) -> tuple[int, list[str]]:
     return ops, calls
 
 
+_COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
+
+
+def _guard_operands(body) -> list:
+    """The operands of every comparison in the conditions of ``if_then_else`` calls and selects."""
+    conds, stack = [], [body]
+    while stack:  # find the conditions
+        n = stack.pop()
+        if isinstance(n, ir.Call):
+            args = _items(n.args)
+            if "if_then_else" in str(getattr(n.op, "name", "")) and args:
+                conds.append(args[0])
+            stack += args
+        elif isinstance(n, tirx.Select):
+            conds.append(n.condition)
+            stack += (n.true_value, n.false_value)
+        elif isinstance(n, tirx.BufferStore):
+            stack.append(n.value)
+        elif isinstance(n, (tirx.Evaluate, tirx.Cast)):
+            stack.append(n.value)
+        elif isinstance(n, _FLOAT_OPS):
+            stack += (n.a, n.b)
+        elif isinstance(n, tirx.SeqStmt):
+            stack += _items(n.seq)
+        elif hasattr(n, "body") and not isinstance(n, tirx.PrimFunc):
+            stack.append(n.body)
+    operands = []
+    for c in conds:  # split them into comparisons
+        todo = [c]
+        while todo:
+            e = todo.pop()
+            if isinstance(e, (tirx.And, tirx.Or)):
+                todo += (e.a, e.b)
+            elif isinstance(e, tirx.Not):
+                todo.append(e.a)
+            elif isinstance(e, _COMPARES):
+                operands += (e.a, e.b)
+    return operands
+
+
 def _dtype_bytes(dtype) -> int:
     return max(1, int(dtype.bits) * int(dtype.lanes) // 8)
 
@@ -264,6 +308,8 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     regions = [(False, r) for r in _items(block.reads)] + [(True, r) for r in _items(block.writes)]
     ranges = [_items(region.region) for _, region in regions]
     outs = [src(r.min) for rs in ranges for r in rs]
+    guards = _guard_operands(block.body)
+    outs += [src(g) for g in guards]  # conditions are index expressions too: which loops move them
     lines.append("    Z = L[0] * 0")  # broadcasts constant indices to one row per sample
     body = "\n".join(lines + ["    return [" + ", ".join(f"{o} + Z" for o in outs) + "]"])
 
@@ -306,6 +352,9 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
         vals = [int(x) for x in _items(entry)]
         if len(vals) == 4 and vals[0] < len(writes) and vals[1] == len(writes[vals[0]].shape) - 2:
             writes[vals[0]].row_align = (vals[2], vals[3])
+    guard_spans = all_spans[len(all_spans) - len(guards):] if guards else np.zeros((0, n))
+    guarded = [bool(guard_spans[:, j].any()) for j in range(n)]
     ops, calls = _count_ops(block.body)
     root = all_loops[0] if all_loops else None
-    return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls, root)
+    return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls, root,
+                    guarded, len(guards) // 2)

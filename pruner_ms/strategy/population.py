@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -50,6 +51,8 @@ class Population:
         self.mutator_p = p / p.sum() if p.sum() > 0 else p
         self.failures = 0
         self.num_threads = max(1, num_threads)
+        # called on every valid replay in the worker thread that made it (see ``scoring``)
+        self._on_replay: Callable[[Candidate], None] | None = None
         self._pool = ThreadPoolExecutor(self.num_threads) if self.num_threads > 1 else None
 
     def close(self) -> None:
@@ -61,6 +64,20 @@ class Population:
         if self._pool is None or len(items) < 8:
             return [fn(x) for x in items]
         return list(self._pool.map(fn, items))
+
+    @contextlib.contextmanager
+    def scoring(self, score: Callable[[Candidate], None]):
+        """Within this block, run ``score`` on each valid replay in the worker thread that made it.
+
+        A draft model written in Python holds the GIL while TVM's replays release it, so scoring in
+        the workers overlaps the two instead of scoring the whole batch after its replays. ``score``
+        must be thread-safe (e.g. fill a cache keyed by ``Candidate.key``) and must not raise.
+        """
+        previous, self._on_replay = self._on_replay, score
+        try:
+            yield
+        finally:
+            self._on_replay = previous
 
     def _timed(self, key: str):
         return self.profile.timed(key) if self.profile is not None else contextlib.nullcontext()
@@ -84,11 +101,14 @@ class Population:
                 if not proc.apply(sch):
                     self._failed()
                     return None
-            return Candidate(sch, int(tvm_ffi.structural_hash(sch.mod)))
+            cand = Candidate(sch, int(tvm_ffi.structural_hash(sch.mod)))
         except Exception as err:  # noqa: BLE001  (a bad sample is data, not a crash)
             self._failed()
             logger.debug("replay failed: %s", err)
             return None
+        if self._on_replay is not None:
+            self._on_replay(cand)
+        return cand
 
     def sample(self, design_spaces: list[Schedule], count: int, *, max_rounds: int = 4) -> list[Candidate]:
         """``count`` random valid programs drawn from the design spaces (fewer if too many fail)."""

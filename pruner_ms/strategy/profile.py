@@ -2,23 +2,31 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections import defaultdict
+
+# Keys ending so are CPU time spent inside other parts (e.g. analyzer calls made in the replay
+# workers, within ``mutate_s``): reported, but not subtracted again when computing ``other_s``.
+OVERLAPPED_SUFFIX = "_cpu_s"
 
 
 class RoundProfile:
     """Seconds and counts per part of one search round (``sample_s``, ``mutate_s``, ``analyze_s``,
-    ``predict_s``, ...), reset by :meth:`start` and read with :meth:`as_dict`."""
+    ``predict_s``, ...), reset by :meth:`start` and read with :meth:`as_dict`. Safe to update from
+    several threads."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
         self._start = time.perf_counter()
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        self.seconds.clear()
-        self.counts.clear()
-        self._start = time.perf_counter()
+        with self._lock:
+            self.seconds.clear()
+            self.counts.clear()
+            self._start = time.perf_counter()
 
     @contextlib.contextmanager
     def timed(self, key: str):
@@ -26,15 +34,22 @@ class RoundProfile:
         try:
             yield
         finally:
-            self.seconds[key] += time.perf_counter() - t
+            self.add(key, time.perf_counter() - t)
+
+    def add(self, key: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[key] += seconds
 
     def count(self, key: str, n: int = 1) -> None:
-        self.counts[key] += n
+        with self._lock:
+            self.counts[key] += n
 
     def as_dict(self) -> dict:
         """``{part}_s`` seconds, ``total_s`` since :meth:`start`, ``other_s`` the rest, and the counts."""
-        out = {k: float(v) for k, v in self.seconds.items()}
-        out["total_s"] = time.perf_counter() - self._start
-        out["other_s"] = max(0.0, out["total_s"] - sum(self.seconds.values()))
-        out.update({k: int(v) for k, v in self.counts.items()})
+        with self._lock:
+            out = {k: float(v) for k, v in self.seconds.items()}
+            out["total_s"] = time.perf_counter() - self._start
+            spent = sum(v for k, v in self.seconds.items() if not k.endswith(OVERLAPPED_SUFFIX))
+            out["other_s"] = max(0.0, out["total_s"] - spent)
+            out.update({k: int(v) for k, v in self.counts.items()})
         return out

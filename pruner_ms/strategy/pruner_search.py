@@ -1,9 +1,11 @@
 """PrunerSearch: Draft-then-Verify exploration as a MetaSchedule search strategy."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
+import time
 
 import numpy as np
 from tvm.ir.utils import derived_object
@@ -49,8 +51,9 @@ PAPER_DEFAULTS = {"population_size": 1536, "draft_size": 512, "draft_iters": 2, 
 CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "random_share": 0.25}
 # The paper's verify stage, for the ``pruner-paper`` ablation: the learned model alone ranks drafts,
 # measured programs and one generation of their mutations; no local search, no analyzer blend, no
-# draft bar, no trust adaptation.
-PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False}
+# draft bar, no trust adaptation; and its cold start (the genetic search drafts the first batch).
+PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False,
+                "cold_ranked": False}
 
 
 # Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
@@ -82,8 +85,14 @@ class PrunerSearch(PySearchStrategy):
     random picks always come from outside the drafts. An analyzer that ranks no better than chance
     thus leaves a search close to MetaSchedule's own (learned model + mutation of the measured best).
 
+    With ``cold_ranked`` (the default) the first batch is drafted without the genetic search (the
+    sampled population ranked by the analyzer), and the genetic search first runs in round 1 on that
+    population, once a measured batch has said how far the analyzer is trusted.
+
     After each round, ``last_round_profile`` holds where its host time went (``sample_s``,
-    ``mutate_s``, ``analyze_s``, ``predict_s``, ``other_s``, ``total_s``), its failure counts and the
+    ``mutate_s``, ``analyze_s``, ``predict_s``, ``other_s``, ``total_s``; ``analyze_cpu_s`` is
+    analyzer time spent inside the replay workers, overlapping ``sample_s`` and ``mutate_s``), its
+    counts (``analyzer_evaluations``, ``draft_ga_iterations``, failures, picks per source) and the
     trust level.
 
     Parameters
@@ -139,6 +148,14 @@ class PrunerSearch(PySearchStrategy):
     adaptive_trust : bool
         Scale the analyzer's influence by its measured rank agreement on this task (see above).
         False trusts it fully, as the paper does.
+    cold_ranked : bool
+        The first batch (before anything is measured) is drafted by ranking the sampled population
+        with the analyzer, without the genetic search; the genetic search runs in the next round on
+        the same population, once one measured batch says how far the analyzer can be trusted, and
+        redrafts follow every ``draft_every`` rounds from there. A genetic search on an untested
+        analyzer optimises its errors: on the CPU suite its top-32 drafts lost to 32 random programs
+        on 5 of 13 workloads where the ranked population lost on 1 (``docs/results/analyzer_report``).
+        False drafts the first batch with the genetic search, as the paper does.
     resume : bool
         Programs of this workload already in the database (an earlier run in the same work_dir)
         count against ``max_trials``, so a re-run only measures what is missing. False measures a
@@ -168,6 +185,7 @@ class PrunerSearch(PySearchStrategy):
         local_steps: int = 2,
         local_share: float = 0.5,
         adaptive_trust: bool = True,
+        cold_ranked: bool = True,
         resume: bool = True,
         num_threads: int | None = None,
     ) -> None:
@@ -228,6 +246,7 @@ class PrunerSearch(PySearchStrategy):
         # it is measured once and the search stops, as MetaSchedule's own strategies do
         self.single_point = all(len(s.trace.decisions) == 0 for s in design_spaces)
         self.round = 0
+        self._started_ranked = False  # round 0 drafted without the genetic search (``cold_ranked``)
         self.drafts: list[tuple[float, Candidate]] = []
         self.measured: set[int] = set()
         self.batches_measured = 0
@@ -348,23 +367,32 @@ class PrunerSearch(PySearchStrategy):
                            "so drafting degrades towards random search); first error: %s",
                            failed, evaluated, self._first_analyzer_error)
 
+    def _analyzer_score(self, cand: Candidate) -> float:
+        """The analyzer's score of one program (1 / estimated seconds; 0 if it cannot be analyzed),
+        cached by structural key. Thread-safe: the replay workers call it (see :meth:`_analyze_in_worker`)."""
+        score = self._analyzer_cache.get(cand.key)
+        if score is not None:
+            return score
+        self.profile.count("analyzer_evaluations")
+        try:
+            score = 1.0 / max(self.analyzer.estimate_seconds(cand.sch.mod), 1e-12)
+        except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last; counted, warned)
+            self.profile.count("analyzer_failures")
+            self._first_analyzer_error = self._first_analyzer_error or f"{type(err).__name__}: {err}"
+            logger.debug("analyzer failed: %s", err)
+            score = 0.0
+        self._analyzer_cache[cand.key] = score
+        return score
+
+    def _analyze_in_worker(self, cand: Candidate) -> None:
+        """Score a fresh replay in the worker thread that made it (its CPU time: ``analyze_cpu_s``)."""
+        t = time.perf_counter()
+        self._analyzer_score(cand)
+        self.profile.add("analyze_cpu_s", time.perf_counter() - t)
+
     def _analyzer_scores(self, cands) -> np.ndarray:
-        out = np.zeros(len(cands))
         with self.profile.timed("analyze_s"):
-            for i, c in enumerate(cands):
-                score = self._analyzer_cache.get(c.key)
-                if score is None:
-                    self.profile.count("analyzer_evaluations")
-                    try:
-                        score = 1.0 / max(self.analyzer.estimate_seconds(c.sch.mod), 1e-12)
-                    except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last; counted, warned)
-                        self.profile.count("analyzer_failures")
-                        self._first_analyzer_error = self._first_analyzer_error or f"{type(err).__name__}: {err}"
-                        logger.debug("analyzer failed: %s", err)
-                        score = 0.0
-                    self._analyzer_cache[c.key] = score
-                out[i] = score
-        return out
+            return np.array([self._analyzer_score(c) for c in cands], dtype=np.float64)
 
     def _verify_scores(self, cands) -> np.ndarray:
         """The learned model's scores, blended with the analyzer's while few programs are measured."""
@@ -373,20 +401,38 @@ class PrunerSearch(PySearchStrategy):
         with self.profile.timed("predict_s"):
             mcs = [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in cands]
             model = np.asarray(self.cost_model.predict(self.context, mcs), dtype=np.float64)
-        n, prior = self.valid_measured, self.analyzer_prior_samples
-        # the analyzer's weight: large while the model is young, scaled by how far the analyzer is trusted
-        w = 1.0 - (prior / (n + prior) if n + prior > 0 else 0.0) * self.trust_level
-        if w >= 1.0:
+        a = self._analyzer_weight()
+        if a <= 0.0:
             return model
         best = max((score for score, _ in self.drafts), default=0.0)
         analyzer = self._analyzer_scores(cands) / best if best > 0 else 0.0
-        return w * model + (1.0 - w) * analyzer
+        return (1.0 - a) * model + a * analyzer
 
-    def _draft(self) -> None:
+    def _analyzer_weight(self) -> float:
+        """The analyzer's weight in the verify blend: large while the model is young, scaled by how
+        far the analyzer is trusted."""
+        n, prior = self.valid_measured, self.analyzer_prior_samples
+        return (prior / (n + prior) if n + prior > 0 else 0.0) * self.trust_level
+
+    def _scoring_in_workers(self, needed: bool = True):
+        """A block in which fresh replays are analyzed by the worker that made them (when the
+        analyzer will score them anyway: it then overlaps TVM's replays instead of following them)."""
+        return self.population.scoring(self._analyze_in_worker) if needed else contextlib.nullcontext()
+
+    def _draft(self, *, genetic: bool = True, population: list[Candidate] | None = None) -> None:
+        """Draft: sample a population (or take ``population``) and keep the analyzer's best, after a
+        genetic search when ``genetic`` and the analyzer is trusted enough."""
+        with self._scoring_in_workers():
+            self._draft_population(genetic, population)
+
+    def _draft_population(self, genetic: bool, population: list[Candidate] | None) -> None:
         self.profile.count("drafted")
-        n_random = max(1, round(self.random_share * self.population_size))
-        init = self.population.sample(self.design_spaces, n_random)
-        self.random_pool = list(init)
+        if population is None:
+            n_random = max(1, round(self.random_share * self.population_size))
+            init = self.population.sample(self.design_spaces, n_random)
+            self.random_pool = list(init)
+        else:
+            init = [c for c in population if c.key not in self.measured]
         if len(init) < self.population_size:  # grow by mutating the best programs known
             seeds = init + [c for _, c in self._fresh_drafts()] + self.measured_top
             if seeds:
@@ -394,7 +440,8 @@ class PrunerSearch(PySearchStrategy):
                 p = scores / scores.sum() if scores.sum() > 0 else None
                 parents = [seeds[i] for i in self._rng.choice(len(seeds), size=self.population_size - len(init), p=p)]
                 init += [c for c in self.population.mutate_many(parents) if c is not None]
-        iterations = self.draft_iters if self.trust_level >= GA_MIN_TRUST else 0
+        iterations = self.draft_iters if genetic and self.trust_level >= GA_MIN_TRUST else 0
+        self.profile.count("draft_ga_iterations", iterations)
         self.drafts = evolve(
             self.population, init, self._analyzer_scores,
             iterations=iterations, keep=self.draft_size, mutate_prob=self.mutate_prob,
@@ -402,8 +449,15 @@ class PrunerSearch(PySearchStrategy):
         )
 
     def _pick(self, n: int) -> list[Candidate]:
-        if self.round % self.draft_every == 0 or not self._fresh_drafts():
+        ranked_start = self.cold_ranked and not self.measured_top  # nothing measured yet, here or in the database
+        if self.round == 0 and ranked_start:
+            self._draft(genetic=False)
+        elif self.round == 1 and self._started_ranked:  # the genetic search, on the first round's population
+            self._draft(population=self.random_pool)
+        elif (self.round - int(self._started_ranked)) % self.draft_every == 0 or not self._fresh_drafts():
             self._draft()
+        if self.round == 0:
+            self._started_ranked = ranked_start
         drafts = self._fresh_drafts()
         draft_keys = {c.key for _, c in drafts}
         outside = [c for c in self.random_pool if c.key not in self.measured and c.key not in draft_keys]
@@ -419,12 +473,14 @@ class PrunerSearch(PySearchStrategy):
             fill = [outside[i] for i in self._rng.permutation(len(outside))[: len(drafts) - n_drafts]]
             init = [c for _, c in drafts[:n_drafts]] + fill + self.measured_top
             bar = trust * min((score for score, _ in drafts), default=0.0)
-            verified = evolve(
-                self.population, init, self._verify_scores,
-                iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
-                exclude=self.measured, offspring=len(init),
-                eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if self.draft_bar and bar > 0 else None,
-            )
+            use_bar = self.draft_bar and bar > 0
+            with self._scoring_in_workers(use_bar or self._analyzer_weight() > 0):
+                verified = evolve(
+                    self.population, init, self._verify_scores,
+                    iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
+                    exclude=self.measured, offspring=len(init),
+                    eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if use_bar else None,
+                )
             ranked = [c for _, c in verified]
         n_random = int(round(self.eps_greedy * n))
         picks: list[Candidate] = []
@@ -439,6 +495,12 @@ class PrunerSearch(PySearchStrategy):
         if not cold:
             for c in self._local_search(int(self.local_share * (n - n_random))):
                 take(c, "local")
+            if self.adaptive_trust and trust < GA_MIN_TRUST:
+                # probe: the analyzer's best drafts keep being measured, a few per batch, so that
+                # trust can recover on evidence (drafts the model no longer picks would give none)
+                for _, c in drafts[: max(1, n_random)]:
+                    if c.key not in keys:
+                        take(c, "draft")
         for c in ranked:
             if len(picks) >= n - n_random:
                 break
@@ -465,7 +527,8 @@ class PrunerSearch(PySearchStrategy):
             return []
         seen: dict[int, tuple[float, Candidate]] = {}
         for _ in range(self.local_steps):
-            kids = self.population.mutate_many([p for p in parents for _ in range(self.local_mutants)])
+            with self._scoring_in_workers(self._analyzer_weight() > 0):
+                kids = self.population.mutate_many([p for p in parents for _ in range(self.local_mutants)])
             kids = [c for c in kids if c is not None and c.key not in self.measured and c.key not in seen]
             kids = list({c.key: c for c in kids}.values())
             if not kids:

@@ -1,0 +1,174 @@
+#!/usr/bin/env python
+"""Per-family quality of the symbolic analyzer against measurement, on the CPU suite's workloads.
+
+For each workload this draws the paper's draft population (1536 random programs from the design
+spaces), runs PrunerSearch's draft (the analyzer-driven genetic search, 2 iterations, 512 drafts
+kept) and measures three sets of programs on this machine:
+
+* ``random``: 32 programs drawn uniformly from the population (an unbiased sample of the space);
+* ``ranked``: the analyzer's top 32 of the population, without the genetic search;
+* ``drafts``: the top 32 drafts of the genetic search (what PrunerSearch measures first).
+
+It reports the analyzer's Spearman correlation and pairwise accuracy against measured throughput on
+the ``random`` set (ties and failures left out), and the cold-start check: the best measured latency
+of ``drafts`` (and of ``ranked``) divided by the best of ``random`` (below 1: the analyzer wins).
+
+    python scripts/analyzer_report.py --suite cpu --out docs/results/analyzer_report/before.json
+
+Every program is compiled in this process and timed with ``time_evaluator`` (median of
+``--passes`` round-robin passes over all programs of a workload, so drift hits every set alike).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def pairwise_accuracy(score, throughput) -> float:
+    """Share of program pairs with distinct measured throughput that the scores order correctly."""
+    import numpy as np
+
+    s, t = np.asarray(score, float), np.asarray(throughput, float)
+    i, j = np.triu_indices(len(s), 1)
+    keep = t[i] != t[j]
+    if not keep.any():
+        return math.nan
+    return float(np.mean(np.sign(s[i] - s[j])[keep] == np.sign(t[i] - t[j])[keep]))
+
+
+def report_workload(wl, *, seed: int, per_set: int, passes: int, log=print) -> dict:
+    import numpy as np
+    import tvm
+    import tvm_ffi
+    from tvm.s_tir import meta_schedule as ms
+
+    from pruner_ms.hardware import host_cpu_spec
+    from pruner_ms.strategy.pruner_search import PrunerSearch
+    from pruner_ms.strategy.trust import spearman
+
+    target = tvm.target.Target(host_cpu_spec().target())
+    mod = tvm.IRModule({"main": wl.func})
+    strategy = PrunerSearch(adaptive_trust=False)
+    ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply", search_strategy=strategy,
+                         num_threads=int(target.attrs["num-cores"]), rand_state=seed)
+    spaces = ctx.space_generator.generate_design_space(mod)
+    search = strategy._inst  # noqa: SLF001  (the Python object behind the FFI wrapper)
+    search.pre_tuning(per_set, per_set, spaces, None, None)
+    t0 = time.perf_counter()
+    search._draft()  # noqa: SLF001  (the draft stage alone, as PrunerSearch runs it in round 0)
+    draft_s = time.perf_counter() - t0
+    pool = search.random_pool
+    rng = np.random.default_rng(seed)
+    pool_scores = search._analyzer_scores(pool)  # noqa: SLF001
+    sets = {
+        "random": [pool[i] for i in rng.permutation(len(pool))[:per_set]],
+        "ranked": [pool[i] for i in np.argsort(-pool_scores)[:per_set]],
+        "drafts": [c for _, c in search.drafts[:per_set]],
+    }
+    args = [tvm.runtime.tensor(x) for x in wl.make_inputs(np.random.default_rng(0))]
+    evaluators, failed = {}, set()
+    for cands in sets.values():
+        for c in cands:
+            if c.key in evaluators or c.key in failed:
+                continue
+            try:
+                ex = tvm.compile(c.sch.mod, target=target)
+                evaluators[c.key] = ex.mod.time_evaluator("main", tvm.cpu(), number=3, repeat=1, min_repeat_ms=50)
+            except Exception as err:  # noqa: BLE001  (a program that does not build is a data point: failed)
+                log(f"  build failed: {type(err).__name__}: {str(err).splitlines()[0][:120]}")
+                failed.add(c.key)
+    out_arr = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
+    times: dict[int, list[float]] = {k: [] for k in evaluators}
+    for _ in range(passes):
+        for k, ev in evaluators.items():
+            times[k].append(ev(*args, out_arr).mean)
+    latency = {k: statistics.median(v) for k, v in times.items()}
+    analyzer_s = {c.key: 1.0 / max(float(search._analyzer_cache.get(c.key, 0.0)), 1e-30)  # noqa: SLF001
+                  for cands in sets.values() for c in cands}
+    search.post_tuning()
+    row: dict = {"workload": wl.name, "draft_s": draft_s, "population": len(pool), "programs": len(evaluators),
+                 "build_failures": len(failed)}
+    for name, cands in sets.items():
+        lats = [latency[c.key] for c in cands if c.key in latency]
+        row[f"{name}_best_ms"] = 1e3 * min(lats) if lats else math.nan
+        row[f"{name}_median_ms"] = 1e3 * statistics.median(lats) if lats else math.nan
+    rnd = [c for c in sets["random"] if c.key in latency]
+    score = np.array([1.0 / analyzer_s[c.key] for c in rnd])
+    thr = np.array([1.0 / latency[c.key] for c in rnd])
+    row["spearman"] = spearman(score, thr) if len(rnd) > 2 else math.nan
+    row["pairwise_accuracy"] = pairwise_accuracy(score, thr) if len(rnd) > 1 else math.nan
+    row["drafts_vs_random"] = row["drafts_best_ms"] / row["random_best_ms"]
+    row["ranked_vs_random"] = row["ranked_best_ms"] / row["random_best_ms"]
+    best_key = min(latency, key=latency.get) if latency else None
+    if best_key is not None:
+        row["fastest_measured_ms"] = 1e3 * latency[best_key]
+        row["fastest_analyzer_ms"] = 1e3 * analyzer_s[best_key]
+    row["programs_measured"] = [  # per program: set, analyzer and measured ms, the bounding term per nest
+        {"set": name, "analyzer_ms": 1e3 * analyzer_s[c.key], "measured_ms": 1e3 * latency[c.key],
+         "bounds": [f"{n.name}:{n.symbols.get('bound', n.symbols.get('bound_by', '?'))}"
+                    for n in search.analyzer.analyze(c.sch.mod).nests]}
+        for name, cands in sets.items() for c in cands if c.key in latency]
+    row["analyzer_over_measured_median"] = statistics.median(analyzer_s[k] / latency[k] for k in latency) if latency else math.nan
+    return row
+
+
+def format_report(rows: list[dict]) -> str:
+    head = ("| workload | Spearman (32 random) | pairwise acc. | best of top-32 drafts / best of 32 random | "
+            "top-32 ranked (no GA) / random | best ms: drafts, ranked, random | analyzer/measured (median) | draft s |")
+    lines = [head, "|" + "---|" * 8]
+    for r in rows:
+        lines.append(
+            f"| {r['workload']} | {r['spearman']:.2f} | {r['pairwise_accuracy']:.2f} | "
+            f"**{r['drafts_vs_random']:.2f}** {'win' if r['drafts_vs_random'] < 1 else 'LOSS'} | "
+            f"{r['ranked_vs_random']:.2f} | {r['drafts_best_ms']:.3f}, {r['ranked_best_ms']:.3f}, "
+            f"{r['random_best_ms']:.3f} | {r['analyzer_over_measured_median']:.2f} | {r['draft_s']:.1f} |")
+    wins = sum(r["drafts_vs_random"] < 1 for r in rows)
+    lines.append("")
+    lines.append(f"Cold-start check won on {wins} of {len(rows)} workloads; median Spearman "
+                 f"{statistics.median(r['spearman'] for r in rows):.2f}.")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from pruner_ms.bench.suite import load_suite, select_workloads
+    from pruner_ms.bench.workloads import workload_from_spec
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", default="cpu")
+    p.add_argument("--workloads", default=None, help="comma-separated names (default: all of the suite)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--per-set", type=int, default=32)
+    p.add_argument("--passes", type=int, default=3)
+    p.add_argument("--out", required=True, help="JSON file; the Markdown table goes next to it (.md)")
+    a = p.parse_args(argv)
+    suite = load_suite(a.suite)
+    workloads = [w if not isinstance(w, dict) else workload_from_spec(w) for w in suite["workloads"]]
+    workloads = select_workloads(workloads, names=a.workloads.split(",") if a.workloads else None)
+    rows = []
+    if os.path.exists(a.out):  # merge: a long report may be split across invocations
+        with open(a.out) as f:
+            rows = [r for r in json.load(f)["rows"]]
+    for wl in workloads:
+        rows = [r for r in rows if r["workload"] != wl.name]
+        print(f"{wl.name}: drafting and measuring", flush=True)
+        rows.append(report_workload(wl, seed=a.seed, per_set=a.per_set, passes=a.passes))
+        print(format_report(rows[-1:]).splitlines()[2], flush=True)
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump({"command": " ".join(["python", "scripts/analyzer_report.py", *(argv or sys.argv[1:])]),
+                       "seed": a.seed, "per_set": a.per_set, "passes": a.passes, "rows": rows}, f, indent=1)
+        with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
+            f.write(format_report(rows) + "\n")
+    print(format_report(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
