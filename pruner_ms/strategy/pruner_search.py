@@ -53,7 +53,7 @@ CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "ra
 # measured programs and one generation of their mutations; no local search, no analyzer blend, no
 # draft bar, no trust adaptation; and its cold start (the genetic search drafts the first batch).
 PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False,
-                "cold_ranked": False}
+                "cold_ranked": False}  # cold_ranked is also off by default; named so the ablation stays paper-exact
 
 
 # Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
@@ -85,7 +85,7 @@ class PrunerSearch(PySearchStrategy):
     random picks always come from outside the drafts. An analyzer that ranks no better than chance
     thus leaves a search close to MetaSchedule's own (learned model + mutation of the measured best).
 
-    With ``cold_ranked`` (the default) the first batch is drafted without the genetic search (the
+    With ``cold_ranked`` (off by default) the first batch is drafted without the genetic search (the
     sampled population ranked by the analyzer), and the genetic search first runs in round 1 on that
     population, once a measured batch has said how far the analyzer is trusted.
 
@@ -155,7 +155,10 @@ class PrunerSearch(PySearchStrategy):
         redrafts follow every ``draft_every`` rounds from there. A genetic search on an untested
         analyzer optimises its errors: on the CPU suite its top-32 drafts lost to 32 random programs
         on 5 of 13 workloads where the ranked population lost on 1 (``docs/results/analyzer_report``).
-        False drafts the first batch with the genetic search, as the paper does.
+        False (the default) drafts the first batch with the genetic search, as the paper does: with an
+        analyzer that ranks backwards, ``cold_ranked`` ended a 64-trial GEMM 128^3 run 18 % behind
+        MetaSchedule's default (tests/test_trust.py), and on the depthwise conv whose ranking is
+        backwards it lost the first batch (docs/results/suite_cpu_issue10_s2).
     resume : bool
         Programs of this workload already in the database (an earlier run in the same work_dir)
         count against ``max_trials``, so a re-run only measures what is missing. False measures a
@@ -185,7 +188,7 @@ class PrunerSearch(PySearchStrategy):
         local_steps: int = 2,
         local_share: float = 0.5,
         adaptive_trust: bool = True,
-        cold_ranked: bool = True,
+        cold_ranked: bool = False,
         resume: bool = True,
         num_threads: int | None = None,
     ) -> None:
@@ -495,12 +498,6 @@ class PrunerSearch(PySearchStrategy):
         if not cold:
             for c in self._local_search(int(self.local_share * (n - n_random))):
                 take(c, "local")
-            if self.adaptive_trust and trust < GA_MIN_TRUST:
-                # probe: the analyzer's best drafts keep being measured, a few per batch, so that
-                # trust can recover on evidence (drafts the model no longer picks would give none)
-                for _, c in drafts[: max(1, n_random)]:
-                    if c.key not in keys:
-                        take(c, "draft")
         for c in ranked:
             if len(picks) >= n - n_random:
                 break
