@@ -112,7 +112,7 @@ def report_workload(wl, *, seed: int, per_set: int, passes: int, log=print) -> d
         row["fastest_analyzer_ms"] = 1e3 * analyzer_s[best_key]
     row["programs_measured"] = [  # per program: set, analyzer and measured ms, the bounding term per nest
         {"set": name, "analyzer_ms": 1e3 * analyzer_s[c.key], "measured_ms": 1e3 * latency[c.key],
-         "bounds": [f"{n.name}:{n.symbols.get('bound', n.symbols.get('bound_by', '?'))}"
+         "bounds": [f"{n.name}:{n.symbols['bound']}"
                     for n in search.analyzer.analyze(c.sch.mod).nests]}
         for name, cands in sets.items() for c in cands if c.key in latency]
     row["analyzer_over_measured_median"] = statistics.median(analyzer_s[k] / latency[k] for k in latency) if latency else math.nan
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     rows = []
     if os.path.exists(a.out):  # merge: a long report may be split across invocations
         with open(a.out) as f:
-            rows = [r for r in json.load(f)["rows"]]
+            rows = json.load(f)["rows"]
     for wl in workloads:
         rows = [r for r in rows if r["workload"] != wl.name]
         print(f"{wl.name}: drafting and measuring", flush=True)

@@ -162,9 +162,10 @@ def _kind(loop: tirx.For) -> str:
     return ("serial", "parallel", "vectorized", "unrolled")[k] if k < 4 else "serial"
 
 
-def _count_ops(node) -> tuple[int, list[str]]:
-    """Floating-point arithmetic ops and called intrinsics in a block body (no FFI visitor in 0.27)."""
-    ops, calls = 0, []
+def _scan_body(node) -> tuple[int, list[str], list]:
+    """One walk of a block body (no FFI visitor in 0.27): its floating-point arithmetic ops, the
+    intrinsics it calls, and the conditions of its ``if_then_else`` calls and selects."""
+    ops, calls, conditions = 0, [], []
     stack = [node]
     while stack:
         n = stack.pop()
@@ -177,8 +178,12 @@ def _count_ops(node) -> tuple[int, list[str]]:
         elif isinstance(n, tirx.SeqStmt):
             stack += _items(n.seq)
         elif isinstance(n, ir.Call):
-            calls.append(str(getattr(n.op, "name", n.op)))
-            stack += _items(n.args)
+            name = str(getattr(n.op, "name", n.op))
+            calls.append(name)
+            args = _items(n.args)
+            if "if_then_else" in name and args:
+                conditions.append(args[0])
+            stack += args
         elif isinstance(n, (tirx.Evaluate, tirx.Cast)):
             stack.append(n.value)
         elif isinstance(n, tirx.IfThenElse):
@@ -186,49 +191,27 @@ def _count_ops(node) -> tuple[int, list[str]]:
             if n.else_case is not None:
                 stack.append(n.else_case)
         elif isinstance(n, tirx.Select):
+            conditions.append(n.condition)
             stack += (n.true_value, n.false_value)
         elif hasattr(n, "body") and not isinstance(n, tirx.PrimFunc):
             stack.append(n.body)
-    return ops, calls
+    return ops, calls, conditions
 
 
 _COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 
 
-def _guard_operands(body) -> list:
-    """The operands of every comparison in the conditions of ``if_then_else`` calls and selects."""
-    conds, stack = [], [body]
-    while stack:  # find the conditions
-        n = stack.pop()
-        if isinstance(n, ir.Call):
-            args = _items(n.args)
-            if "if_then_else" in str(getattr(n.op, "name", "")) and args:
-                conds.append(args[0])
-            stack += args
-        elif isinstance(n, tirx.Select):
-            conds.append(n.condition)
-            stack += (n.true_value, n.false_value)
-        elif isinstance(n, tirx.BufferStore):
-            stack.append(n.value)
-        elif isinstance(n, (tirx.Evaluate, tirx.Cast)):
-            stack.append(n.value)
-        elif isinstance(n, _FLOAT_OPS):
-            stack += (n.a, n.b)
-        elif isinstance(n, tirx.SeqStmt):
-            stack += _items(n.seq)
-        elif hasattr(n, "body") and not isinstance(n, tirx.PrimFunc):
-            stack.append(n.body)
-    operands = []
-    for c in conds:  # split them into comparisons
-        todo = [c]
-        while todo:
-            e = todo.pop()
-            if isinstance(e, (tirx.And, tirx.Or)):
-                todo += (e.a, e.b)
-            elif isinstance(e, tirx.Not):
-                todo.append(e.a)
-            elif isinstance(e, _COMPARES):
-                operands += (e.a, e.b)
+def _comparison_operands(conditions: list) -> list:
+    """The operands of every comparison in ``conditions`` (split at and / or / not)."""
+    operands, todo = [], list(conditions)
+    while todo:
+        e = todo.pop()
+        if isinstance(e, (tirx.And, tirx.Or)):
+            todo += (e.a, e.b)
+        elif isinstance(e, tirx.Not):
+            todo.append(e.a)
+        elif isinstance(e, _COMPARES):
+            operands += (e.a, e.b)
     return operands
 
 
@@ -308,7 +291,8 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     regions = [(False, r) for r in _items(block.reads)] + [(True, r) for r in _items(block.writes)]
     ranges = [_items(region.region) for _, region in regions]
     outs = [src(r.min) for rs in ranges for r in rs]
-    guards = _guard_operands(block.body)
+    ops, calls, conditions = _scan_body(block.body)
+    guards = _comparison_operands(conditions)
     outs += [src(g) for g in guards]  # conditions are index expressions too: which loops move them
     lines.append("    Z = L[0] * 0")  # broadcasts constant indices to one row per sample
     body = "\n".join(lines + ["    return [" + ", ".join(f"{o} + Z" for o in outs) + "]"])
@@ -354,7 +338,6 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
             writes[vals[0]].row_align = (vals[2], vals[3])
     guard_spans = all_spans[len(all_spans) - len(guards):] if guards else np.zeros((0, n))
     guarded = [bool(guard_spans[:, j].any()) for j in range(n)]
-    ops, calls = _count_ops(block.body)
     root = all_loops[0] if all_loops else None
     return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls, root,
                     guarded, len(guards) // 2)

@@ -452,15 +452,14 @@ class PrunerSearch(PySearchStrategy):
         )
 
     def _pick(self, n: int) -> list[Candidate]:
-        ranked_start = self.cold_ranked and not self.measured_top  # nothing measured yet, here or in the database
-        if self.round == 0 and ranked_start:
+        if self.round == 0:  # nothing measured yet, here or in the database
+            self._started_ranked = self.cold_ranked and not self.measured_top
+        if self.round == 0 and self._started_ranked:
             self._draft(genetic=False)
         elif self.round == 1 and self._started_ranked:  # the genetic search, on the first round's population
             self._draft(population=self.random_pool)
         elif (self.round - int(self._started_ranked)) % self.draft_every == 0 or not self._fresh_drafts():
             self._draft()
-        if self.round == 0:
-            self._started_ranked = ranked_start
         drafts = self._fresh_drafts()
         draft_keys = {c.key for _, c in drafts}
         outside = [c for c in self.random_pool if c.key not in self.measured and c.key not in draft_keys]
