@@ -43,7 +43,8 @@ def pairwise_accuracy(score, throughput) -> float:
     return float(np.mean(np.sign(s[i] - s[j])[keep] == np.sign(t[i] - t[j])[keep]))
 
 
-def report_workload(wl, *, seed: int, per_set: int, passes: int, log=print) -> dict:
+def report_workload(wl, *, seed: int, per_set: int, passes: int, random_set: int | None = None,
+                    save_dir: str | None = None, log=print) -> dict:
     import numpy as np
     import tvm
     import tvm_ffi
@@ -68,7 +69,7 @@ def report_workload(wl, *, seed: int, per_set: int, passes: int, log=print) -> d
     rng = np.random.default_rng(seed)
     pool_scores = search._analyzer_scores(pool)  # noqa: SLF001
     sets = {
-        "random": [pool[i] for i in rng.permutation(len(pool))[:per_set]],
+        "random": [pool[i] for i in rng.permutation(len(pool))[:random_set or per_set]],
         "ranked": [pool[i] for i in np.argsort(-pool_scores)[:per_set]],
         "drafts": [c for _, c in search.drafts[:per_set]],
     }
@@ -116,7 +117,56 @@ def report_workload(wl, *, seed: int, per_set: int, passes: int, log=print) -> d
                     for n in search.analyzer.analyze(c.sch.mod).nests]}
         for name, cands in sets.items() for c in cands if c.key in latency]
     row["analyzer_over_measured_median"] = statistics.median(analyzer_s[k] / latency[k] for k in latency) if latency else math.nan
+    if save_dir:  # the measured programs themselves, so that a changed analyzer can be re-scored on them
+        os.makedirs(save_dir, exist_ok=True)
+        saved = [{"set": name, "measured_ms": 1e3 * latency[c.key],
+                  "trace": tvm.ir.save_json(c.sch.trace.as_json(remove_postproc=False))}
+                 for name, cands in sets.items() for c in cands if c.key in latency]
+        with open(os.path.join(save_dir, f"{wl.name}.json"), "w") as f:
+            json.dump({"workload": wl.name, "seed": seed, "passes": passes, "programs": saved}, f)
     return row
+
+
+def rescore_workload(path: str, wl, *, top: int = 8) -> dict:
+    """The current analyzer on programs measured earlier (``--save-programs``): no measurement.
+
+    Spearman and pairwise accuracy over the saved ``random`` set; ``top_pick``: the best measured
+    latency among the analyzer's ``top`` picks of all saved programs over the best of them all, and
+    ``random_pick``: the same ratio expected of ``top`` programs drawn at random from the pool.
+    """
+    import numpy as np
+    from tvm import s_tir
+    import tvm
+
+    from pruner_ms.hardware import host_cpu_spec
+    from pruner_ms.strategy.pruner_search import analyzer_for_target
+    from pruner_ms.strategy.trust import spearman
+
+    with open(path) as f:
+        saved = json.load(f)["programs"]
+    analyzer = analyzer_for_target(tvm.target.Target(host_cpu_spec().target()))
+    est, meas, sets = [], [], []
+    for p in saved:
+        sch = s_tir.Schedule(wl.func)
+        s_tir.schedule.Trace.apply_json_to_schedule(tvm.ir.load_json(p["trace"]), sch)
+        est.append(analyzer.estimate_seconds(sch.mod))
+        meas.append(p["measured_ms"] * 1e-3)
+        sets.append(p["set"])
+    est, meas = np.array(est), np.array(meas)
+    rnd = np.array([s == "random" for s in sets])
+    order = np.argsort(est, kind="stable")
+    best = meas.min()
+    # expected best of `top` uniform draws without replacement: sum over sorted latencies
+    srt = np.sort(meas)
+    n, k = len(srt), min(top, len(srt))
+    from math import comb
+    p_min = np.array([comb(n - 1 - i, k - 1) / comb(n, k) for i in range(n)])
+    return {"workload": wl.name, "programs": int(n),
+            "spearman": spearman(1 / est[rnd], 1 / meas[rnd]),
+            "pairwise_accuracy": pairwise_accuracy(1 / est[rnd], 1 / meas[rnd]),
+            "top_pick": float(meas[order[:k]].min() / best),
+            "random_pick": float((p_min * srt).sum() / best),
+            "analyzer_over_measured_median": float(np.median(est / meas))}
 
 
 def format_report(rows: list[dict]) -> str:
@@ -146,11 +196,27 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--per-set", type=int, default=32)
     p.add_argument("--passes", type=int, default=3)
-    p.add_argument("--out", required=True, help="JSON file; the Markdown table goes next to it (.md)")
+    p.add_argument("--random", type=int, default=None, help="size of the random set (default: --per-set)")
+    p.add_argument("--save-programs", default=None, metavar="DIR",
+                   help="also keep every measured program (trace + latency) in DIR/<workload>.json")
+    p.add_argument("--rescore", default=None, metavar="DIR",
+                   help="no measurement: score the programs saved in DIR with the current analyzer")
+    p.add_argument("--out", default=None, help="JSON file; the Markdown table goes next to it (.md)")
     a = p.parse_args(argv)
     suite = load_suite(a.suite)
     workloads = [w if not isinstance(w, dict) else workload_from_spec(w) for w in suite["workloads"]]
     workloads = select_workloads(workloads, names=a.workloads.split(",") if a.workloads else None)
+    if a.rescore:
+        for wl in workloads:
+            path = os.path.join(a.rescore, f"{wl.name}.json")
+            if os.path.exists(path):
+                r = rescore_workload(path, wl)
+                print(f"{r['workload']:40s} n={r['programs']:3d} spearman {r['spearman']:+.2f} pairwise "
+                      f"{r['pairwise_accuracy']:.2f} top-8 pick {r['top_pick']:.2f} (random {r['random_pick']:.2f}) "
+                      f"analyzer/measured {r['analyzer_over_measured_median']:.2f}", flush=True)
+        return 0
+    if not a.out:
+        p.error("--out is required unless --rescore is given")
     rows = []
     if os.path.exists(a.out):  # merge: a long report may be split across invocations
         with open(a.out) as f:
@@ -158,7 +224,8 @@ def main(argv=None) -> int:
     for wl in workloads:
         rows = [r for r in rows if r["workload"] != wl.name]
         print(f"{wl.name}: drafting and measuring", flush=True)
-        rows.append(report_workload(wl, seed=a.seed, per_set=a.per_set, passes=a.passes))
+        rows.append(report_workload(wl, seed=a.seed, per_set=a.per_set, passes=a.passes, random_set=a.random,
+                                    save_dir=a.save_programs))
         print(format_report(rows[-1:]).splitlines()[2], flush=True)
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out, "w") as f:

@@ -5,6 +5,15 @@ import numpy as np
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def calibration_cache(tmp_path_factory):
+    """The memory calibration of this session goes to a temporary folder, not the user's cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        path = tmp_path_factory.mktemp("pruner_ms_cache")
+        mp.setenv("PRUNER_MS_CACHE_DIR", str(path))
+        yield path
+
+
 @pytest.fixture(scope="session")
 def host_spec():
     from pruner_ms.hardware import host_cpu_spec

@@ -6,9 +6,12 @@ Per leaf block the model derives the symbols a performance engineer would look a
 * SIMD: the innermost ``vectorized`` loop against the register width, and whether its accesses are
   contiguous (otherwise a gather);
 * register blocking: for reductions, the independent accumulators inside the innermost reduction loop
-  (the "micro-kernel"); they hide FMA latency only if they fit the register file and are unrolled;
+  (the "micro-kernel"); they hide FMA latency only if they fit the register file and are unrolled,
+  or if the reduction is short enough that the out-of-order window overlaps other outputs' chains;
 * memory: for each cache level, the deepest loop whose working set fits, giving the traffic that
-  level must draw from the one below it.
+  level must draw from the one below it; data another block produces or consumes under shared
+  loops (a padded tile, a staged accumulator) passes through the level its tile fits in. Beyond the
+  L2, capacity and bandwidth are measured on the host (:mod:`pruner_ms.hardware.calibration`).
 
 Latency = max(compute time, traffic/bandwidth per level) + parallel launch cost, summed over blocks.
 """
@@ -28,11 +31,20 @@ CACHE_USABLE_FRACTION = 0.5
 LLVM_FULL_UNROLL_ITERS = 16
 STORE_FORWARD_CYCLES = 4
 # A condition in the body that changes along the innermost loop (inlined zero padding: an
-# ``if_then_else`` around a load) is evaluated every iteration: per comparison a compare and a mask
-# operation, on the vector ports the FMAs use, so each comparison costs about one FMA slot. Measured on
-# 3x3 conv2d schedules with the padding inlined under a vectorized loop: 3.3-4.9x slower than with the
-# padding kept as a block when compute bound, 1.6x when not (4 comparisons; tests/test_analyzer.py).
-GUARD_FMA_SLOTS_PER_COMPARE = 1.0
+# ``if_then_else`` around a load) is evaluated every iteration, and a vectorized loop with such a
+# guard does not run as plain SIMD (TVM's vectorizer scalarizes a lane-varying ``if_then_else``;
+# LLVM re-vectorizes it with compares, masks and blends at best). Each comparison costs about four
+# FMA slots: measured on the suite's depthwise conv2d, programs with the padding inlined under the
+# vectorized loop ran 2.6-8x slower than with a padding block, and with one FMA slot per comparison the
+# analyzer still ranked them first (its top 8 of 128 measured programs were 2.6x the best; with four,
+# its top 8 held the best; conv2d 3x3 Spearman 0.63 -> 0.74: ``scripts/analyzer_report.py --rescore``).
+# On hand-made 3x3 conv2d schedules the inlined padding is 3.3-4.9x slower (tests/test_analyzer.py).
+# In a scalar loop a comparison is one integer operation and a select: one slot.
+GUARD_FMA_SLOTS_PER_COMPARE = 4.0
+# Share of the reorder buffer that holds other outputs' accumulator chains (the rest: the loads and
+# loop overhead in flight). Spearman on the suite's measured programs moved by < 0.03 between windows
+# of 64 and 256 uops (scripts/analyzer_report.py --rescore).
+OOO_WINDOW_SHARE = 0.25
 
 
 @dataclasses.dataclass
@@ -59,6 +71,13 @@ def _traffic(lines: np.ndarray, loops, capacity: float) -> float:
     return float(lines[d]) * float(math.prod(l.extent for l in loops[:d]))
 
 
+def _overlapped_chains(chain: float, uops_per_step: float, spec: CPUSpec) -> float:
+    """How many independent accumulator chains of ``chain`` steps (``uops_per_step`` each) the
+    out-of-order window holds at once (at least 1)."""
+    window = OOO_WINDOW_SHARE * spec.reorder_buffer_uops
+    return max(1.0, window / max(1.0, chain * uops_per_step))
+
+
 def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
     loops, accesses, reduction = nest.loops, nest.accesses, nest.reduction_loops
     n = len(loops)
@@ -73,12 +92,12 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
     vec_regs = math.ceil(v / reg_lanes)
     lanes = v / vec_regs
     contiguous = all(abs(a.elem_stride(n - 1)) <= 1 for a in accesses) if v > 1 else True
+    guard_inner = bool(n and nest.guarded and nest.guarded[-1])
     if not contiguous:
         lanes = max(1.0, lanes / 4)  # gathers/scatters
     unit_ops = math.ceil(lanes / unit_lanes)
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
-    guard_inner = bool(n and nest.guarded and nest.guarded[-1])
-    guard_slots = nest.guard_compares * GUARD_FMA_SLOTS_PER_COMPARE if guard_inner else 0.0
+    guard_slots = nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) if guard_inner else 0.0
     fma_per_elem += guard_slots
 
     # parallelism
@@ -100,6 +119,14 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
         unroll_limit = max(loops[r].auto_unroll, LLVM_FULL_UNROLL_ITERS)
         resident = bool(inner) and inner_iters / v <= unroll_limit and chains + 2 <= spec.vector_registers
         steps = iters / inner_iters
+        # one accumulator is carried through the reduction loops around the micro-kernel: a chain of
+        # `chain` dependent steps; the out-of-order window overlaps as many such chains (of other
+        # outputs) as fit in it, so a short reduction (a 3x3 window) is not latency bound
+        chain = 1.0
+        for j in range(r, -1, -1):
+            if not reduction[j]:
+                break
+            chain *= loops[j].extent
         if resident:
             written = {a.buffer for a in writes}
             loads = 0.0
@@ -111,14 +138,17 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
                     if a.spans[:, j].any():
                         cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
                 loads += cnt
+            uops = loads * unit_ops + chains * unit_ops * fma_per_elem
             per_step = max(loads * unit_ops / spec.load_ports, chains * unit_ops * fma_per_elem / spec.fma_units,
-                           float(spec.fma_latency_cycles))
+                           spec.fma_latency_cycles / _overlapped_chains(chain, uops, spec))
             cycles = steps * per_step
         else:
             per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
                           unit_ops * fma_per_elem / spec.fma_units)
             if not inner:  # the reduction is the innermost loop: one dependent chain through memory
-                per_vec = max(per_vec, float(spec.fma_latency_cycles + STORE_FORWARD_CYCLES))
+                uops = (len(reads) + len(writes)) * unit_ops + unit_ops * fma_per_elem
+                per_vec = max(per_vec, (spec.fma_latency_cycles + STORE_FORWARD_CYCLES)
+                              / _overlapped_chains(chain, uops, spec))
             cycles = iters / lanes * per_vec
     else:
         per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
@@ -132,14 +162,19 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
     l3_per_core = spec.l3_bytes / max(1.0, cores)
     levels = (
         ("l1", spec.l1d_bytes, spec.l2_bytes_per_cycle * hz * eff_cores),
-        ("l2", spec.l2_bytes, spec.l3_bytes_per_cycle * hz * eff_cores),
-        ("l3", l3_per_core, spec.dram_gb_per_s * 1e9 * min(1.0, eff_cores / spec.cores)),
+        ("l2", spec.l2_bytes, spec.l3_bandwidth(eff_cores)),
+        ("l3", l3_per_core, spec.dram_bandwidth(eff_cores)),
     )
     t_mem = {}
     traffic = {}
-    lines = sum(a.line_footprints(line) for a in accesses) if accesses else np.full(n + 1, float(line))
+    per_access = [a.line_footprints(line) for a in accesses]
     for name, capacity, bandwidth in levels:
-        traffic[name] = _traffic(lines, loops, capacity * CACHE_USABLE_FRACTION)
+        usable = capacity * CACHE_USABLE_FRACTION
+        # an access whose data another block produces (or consumes) under shared loops, in a tile that
+        # fits this level, passes between the two blocks through it: no traffic from the level below
+        kept = [fp for a, fp in zip(accesses, per_access) if not (a.shared_loops and fp[a.shared_loops] <= usable)]
+        lines = sum(kept) if kept else np.zeros(n + 1)
+        traffic[name] = _traffic(lines, loops, usable) if kept else 0.0
         t_mem[name] = traffic[name] / bandwidth
     t_launch = launches * spec.parallel_launch_us * 1e-6
     terms = [("compute", t_compute)] + list(t_mem.items())

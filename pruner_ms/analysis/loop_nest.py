@@ -32,6 +32,7 @@ class Loop:
     kind: str  # "serial" | "parallel" | "vectorized" | "unrolled" | "thread:<tag>"
     auto_unroll: int  # pragma_auto_unroll_max_step in force at this loop (0 when none)
     pipeline_stages: int = 0  # software_pipeline_stage annotation: number of stages (0 when none)
+    uid: int = 0  # identity of the For statement: blocks under the same loop share it
 
 
 @dataclasses.dataclass
@@ -47,6 +48,11 @@ class Access:
     strides: np.ndarray
     base_extent: np.ndarray  # region extent of the block itself per dimension
     row_align: tuple[int, int] | None = None  # storage_align (factor, offset) of the row stride, if any
+    buffer_uid: int = 0  # identity of the buffer object (names need not be unique)
+    # the number of this nest's outer loops it shares with another block that produces (for a read)
+    # or consumes (for a write) this buffer: per iteration of those loops the data passes between the
+    # two blocks through the cache (a padded tile, an accumulator staged in a local buffer)
+    shared_loops: int = 0
 
     def elem_stride(self, loop: int) -> int:
         """Stride in elements of the flattened address for one step of ``loop``."""
@@ -227,7 +233,29 @@ def extract_nests(func: tirx.PrimFunc) -> list[LeafNest]:
     """All leaf blocks of ``func`` with their loop nests, in program order."""
     nests: list[LeafNest] = []
     _walk(func.body, [], [], [], nests)
+    _link_producers(nests)
     return nests
+
+
+def _link_producers(nests: list[LeafNest]) -> None:
+    """Set :attr:`Access.shared_loops`: for each access, the longest prefix of this nest's loops that
+    it shares with another nest that writes (for a read) or reads (for a write) the same buffer."""
+    touching: dict[int, list[tuple[int, bool]]] = {}
+    for i, nest in enumerate(nests):
+        for a in nest.accesses:
+            touching.setdefault(a.buffer_uid, []).append((i, a.is_write))
+    for i, nest in enumerate(nests):
+        for a in nest.accesses:
+            best = 0
+            for k, is_write in touching.get(a.buffer_uid, ()):
+                if k == i or is_write == a.is_write:
+                    continue
+                other = nests[k].loops
+                depth = 0
+                while depth < min(len(nest.loops), len(other)) and nest.loops[depth].uid == other[depth].uid:
+                    depth += 1
+                best = max(best, depth)
+            a.shared_loops = best
 
 
 def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[LeafNest]) -> bool:
@@ -244,7 +272,8 @@ def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[Le
             unroll = int(ann)
         stages = stmt.annotations.get("software_pipeline_stage") if stmt.annotations else None
         loop = Loop(_int(stmt.extent) or 1, _kind(stmt), unroll,
-                    max(int(x) for x in _items(stages)) + 1 if stages is not None and _size(stages) else 0)
+                    max(int(x) for x in _items(stages)) + 1 if stages is not None and _size(stages) else 0,
+                    stmt.loop_var.__chandle__())
         return _walk(stmt.body, loops + [loop], loop_vars + [stmt.loop_var], bindings, out)
     if isinstance(stmt, SBlockRealize):
         block = stmt.block
@@ -327,6 +356,7 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
                 spans=spans,
                 strides=strides,
                 base_extent=np.array([float(_int(r.extent) or 1) for r in rs]),
+                buffer_uid=buf.__chandle__(),
             )
         )
     # storage_align of written buffers, [[write index, axis, factor, offset], ...]: pads shared rows

@@ -1,4 +1,5 @@
 """Hardware descriptions the symbolic analyzer reasons about (figures live in ``configs/``)."""
+from .calibration import MemoryCurve, calibrated_spec
 from .cpu import (
     CPUSpec,
     HostFeatures,
@@ -15,9 +16,11 @@ from .paths import configs_dir
 __all__ = [
     "CPUSpec",
     "GPUSpec",
+    "MemoryCurve",
     "HostFeatures",
     "IsaFacts",
     "UnknownGPUError",
+    "calibrated_spec",
     "configs_dir",
     "detect_host_features",
     "gpu_spec_for_target",

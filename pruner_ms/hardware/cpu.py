@@ -17,7 +17,7 @@ A host's :class:`CPUSpec` (:func:`host_cpu_spec`) is built from the machine firs
 * **frequency** -- sysfs ``cpufreq/base_frequency``, else ``/proc/cpuinfo`` ``cpu MHz`` when no cpufreq
   driver scales the clock (then it is the nominal clock, e.g. in virtual machines), else the family file.
 
-What the machine cannot report (FMA units and latency, load ports, cache/DRAM bandwidths) comes from
+What the machine cannot report (FMA units and latency, load ports, reorder buffer, cache/DRAM bandwidths) comes from
 the **micro-architecture family** file in ``configs/cpu`` chosen by :func:`select_cpu_family`. Every
 figure's origin is kept in :attr:`CPUSpec.sources`.
 """
@@ -49,7 +49,7 @@ L3_PLAUSIBLE_FACTOR = 4.0
 _FAMILY_FIELDS = (
     "simd_bits", "simd_bits_per_fma_unit", "fma_units", "fma_latency_cycles", "vector_registers", "load_ports",
     "frequency_ghz", "cache_line_bytes", "l1_bytes_per_cycle", "l2_bytes_per_cycle", "l3_bytes_per_cycle",
-    "parallel_launch_us",
+    "parallel_launch_us", "reorder_buffer_uops",
 )
 
 
@@ -81,7 +81,23 @@ class CPUSpec:
     l3_bytes_per_cycle: float
     dram_gb_per_s: float  # whole socket share available to `cores`
     parallel_launch_us: float
+    reorder_buffer_uops: int  # the out-of-order window: independent work the core overlaps
+    #: L3 bandwidth of all ``cores`` together when it is less than ``l3_bytes_per_cycle`` x cores
+    #: (measured: :mod:`pruner_ms.hardware.calibration`); None: per-core figure x cores
+    l3_gb_per_s: float | None = None
+    #: DRAM bandwidth one core reaches (measured); None: ``dram_gb_per_s / cores``
+    dram_gb_per_s_one_core: float | None = None
     sources: dict[str, str] = dataclasses.field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def l3_bandwidth(self, active_cores: float) -> float:
+        """Bytes/s the L3 delivers to ``active_cores`` cores."""
+        per_core = self.l3_bytes_per_cycle * self.frequency_ghz * 1e9 * active_cores
+        return min(per_core, self.l3_gb_per_s * 1e9) if self.l3_gb_per_s else per_core
+
+    def dram_bandwidth(self, active_cores: float) -> float:
+        """Bytes/s DRAM delivers to ``active_cores`` cores (at most the whole share, ``dram_gb_per_s``)."""
+        one = self.dram_gb_per_s_one_core or self.dram_gb_per_s / max(1, self.cores)
+        return 1e9 * min(self.dram_gb_per_s, one * active_cores)
 
     def lanes(self, dtype_bytes: int) -> int:
         """SIMD lanes of one vector register for an element of ``dtype_bytes``."""
