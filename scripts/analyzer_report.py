@@ -186,6 +186,27 @@ def format_report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def format_comparison(before: list[dict], after: list[dict]) -> str:
+    """A before -> after table of two reports over the same workloads (and seed)."""
+    prior = {r["workload"]: r for r in before}
+    lines = ["| workload | Spearman | pairwise acc. | top-32 drafts / 32 random | top-32 ranked / 32 random |",
+             "|---|---|---|---|---|"]
+    rows = [(prior[r["workload"]], r) for r in after if r["workload"] in prior]
+    for b, a in rows:
+        lines.append(f"| {a['workload']} | {b['spearman']:+.2f} → {a['spearman']:+.2f} | "
+                     f"{b['pairwise_accuracy']:.2f} → {a['pairwise_accuracy']:.2f} | "
+                     f"{b['drafts_vs_random']:.2f} → **{a['drafts_vs_random']:.2f}** | "
+                     f"{b['ranked_vs_random']:.2f} → **{a['ranked_vs_random']:.2f}** |")
+    med = statistics.median
+    lines += ["", f"- {len(rows)} workloads. Median Spearman {med(b['spearman'] for b, _ in rows):.2f} → "
+                  f"{med(a['spearman'] for _, a in rows):.2f}; better on "
+                  f"{sum(a['spearman'] > b['spearman'] for b, a in rows)}. Genetic drafts beat random on "
+                  f"{sum(b['drafts_vs_random'] < 1 for b, _ in rows)} → {sum(a['drafts_vs_random'] < 1 for _, a in rows)}; "
+                  f"the ranked population on {sum(b['ranked_vs_random'] < 1 for b, _ in rows)} → "
+                  f"{sum(a['ranked_vs_random'] < 1 for _, a in rows)}."]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     from pruner_ms.bench.suite import load_suite, select_workloads
     from pruner_ms.bench.workloads import workload_from_spec
@@ -201,11 +222,17 @@ def main(argv=None) -> int:
                    help="also keep every measured program (trace + latency) in DIR/<workload>.json")
     p.add_argument("--rescore", default=None, metavar="DIR",
                    help="no measurement: score the programs saved in DIR with the current analyzer")
+    p.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
+                   help="no measurement: print the before -> after table of two report JSON files")
     p.add_argument("--out", default=None, help="JSON file; the Markdown table goes next to it (.md)")
     a = p.parse_args(argv)
     suite = load_suite(a.suite)
     workloads = [w if not isinstance(w, dict) else workload_from_spec(w) for w in suite["workloads"]]
     workloads = select_workloads(workloads, names=a.workloads.split(",") if a.workloads else None)
+    if a.compare:
+        with open(a.compare[0]) as f0, open(a.compare[1]) as f1:
+            print(format_comparison(json.load(f0)["rows"], json.load(f1)["rows"]))
+        return 0
     if a.rescore:
         for wl in workloads:
             path = os.path.join(a.rescore, f"{wl.name}.json")

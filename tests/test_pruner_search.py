@@ -154,6 +154,22 @@ def test_symbolic_cost_model_in_stock_evolutionary_search(tmp_path, target, buil
     assert sch is not None and run_and_check(sch.mod, gemm64, target) < 1e-3
 
 
+def test_cold_random_share_hedges_the_first_batch(target):
+    """With ``cold_random_share`` the first batch mixes drafts and random samples (the trust's first
+    fair evidence)."""
+    wl = gemm(128, 128, 128)
+    strat = PrunerSearch(**SMALL, cold_random_share=0.5)
+    ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                         space_generator=ms.space_generator.PostOrderApply(), search_strategy=strat,
+                         num_threads=2, rand_state=2)
+    ctx.pre_tuning(16, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), ms.cost_model.XGBModel())
+    assert len(ctx.generate_measure_candidates()) == 8
+    prof = strat._inst.last_round_profile
+    assert prof["picks_random"] == 4 and prof["picks_draft"] == 4
+    with pytest.raises(ValueError, match="cold_random_share"):
+        PrunerSearch(cold_random_share=1.5)
+
+
 def test_scores_made_in_replay_workers_equal_one_at_a_time_estimates(target, host_spec):
     """Drafts scored by the replay workers (overlapping TVM's replays) carry exactly the estimate the
     analyzer gives each program alone, and so do the programs handed out."""
@@ -167,7 +183,7 @@ def test_scores_made_in_replay_workers_equal_one_at_a_time_estimates(target, hos
     ctx.pre_tuning(8, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), ms.cost_model.XGBModel())
     picks = ctx.generate_measure_candidates()
     inner = strat._inst  # the Python object behind the FFI wrapper
-    alone = SymbolicAnalyzer(host_spec)
+    alone = SymbolicAnalyzer(inner.analyzer.spec)  # the host's spec with its measured memory figures
     assert inner.last_round_profile["analyze_cpu_s"] > 0  # the workers did score
     assert len(inner.drafts) == 16
     for score, cand in inner.drafts:

@@ -161,6 +161,13 @@ class PrunerSearch(PySearchStrategy):
         analyzer that ranks backwards, ``cold_ranked`` ended a 64-trial GEMM 128^3 run 18 % behind
         MetaSchedule's default (tests/test_trust.py), and on the depthwise conv whose ranking is
         backwards it lost the first batch (docs/results/suite_cpu_issue10_s2).
+    cold_random_share : float
+        With ``adaptive_trust``, the share of the first batch (before anything is measured) picked at
+        random from the sampled population instead of from the drafts (at least ``eps_greedy``). It
+        hedges against an analyzer that is wrong on this task (on the GEMV of the CPU suite the
+        analyzer's top 32 were 1.55x the best of 32 random programs) and gives the trust a fair first
+        sample: drafts against random programs measured in the same batch. 0 (the default, until
+        the suite has measured what it costs where the analyzer is right) takes ``eps_greedy``.
     resume : bool
         Programs of this workload already in the database (an earlier run in the same work_dir)
         count against ``max_trials``, so a re-run only measures what is missing. False measures a
@@ -191,6 +198,7 @@ class PrunerSearch(PySearchStrategy):
         local_share: float = 0.5,
         adaptive_trust: bool = True,
         cold_ranked: bool = False,
+        cold_random_share: float = 0.0,
         resume: bool = True,
         num_threads: int | None = None,
     ) -> None:
@@ -205,6 +213,8 @@ class PrunerSearch(PySearchStrategy):
                             ("local_steps", local_steps)):
             if value < 0:
                 raise ValueError(f"PrunerSearch: {name} must be >= 0, got {value}")
+        if not 0.0 <= cold_random_share <= 1.0:
+            raise ValueError(f"PrunerSearch: cold_random_share must lie in [0, 1], got {cold_random_share}")
         if random_share is not None and not 0.0 < random_share <= 1.0:
             raise ValueError(f"PrunerSearch: random_share must lie in (0, 1], got {random_share}")
         for name, value in self._params.items():  # one attribute per keyword, as passed
@@ -487,6 +497,8 @@ class PrunerSearch(PySearchStrategy):
                 )
             ranked = [c for _, c in verified]
         n_random = int(round(self.eps_greedy * n))
+        if cold and self.adaptive_trust:  # hedge the untested analyzer; and the trust needs a fair sample
+            n_random = max(n_random, int(round(self.cold_random_share * n)))
         picks: list[Candidate] = []
         sources: list[str] = []  # where each pick came from: local, draft, model (verified outside drafts), random
 
