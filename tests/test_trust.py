@@ -88,17 +88,21 @@ def test_backward_analyzer_loses_trust_and_search_still_matches_default(tmp_path
 
     wl = gemm(128, 128, 128)
     dbs = {}
-    for name in ("default", "pruner-backward"):
-        if name == "default":
-            strategy = ms.search_strategy.EvolutionarySearch()
-        else:
-            strategy = PrunerSearch(analyzer=BackwardAnalyzer(host_spec))
-        db = ms.tune_tir(wl.func, target, str(tmp_path / name), max_trials_global=64, num_trials_per_iter=16,
-                         strategy=strategy, cost_model=ms.cost_model.XGBModel(num_tuning_cores=2), builder=builder,
-                         num_tuning_cores=2, seed=0)
-        dbs[name] = db
+    # two seeds each, order alternating: one 64-trial run's outcome varies by 30 % or more between
+    # identical invocations (the learned model trains on noisy latencies), so one pair decides nothing
+    for seed, names in ((0, ("default", "pruner-backward")), (1, ("pruner-backward", "default"))):
+        for name in names:
+            if name == "default":
+                strategy = ms.search_strategy.EvolutionarySearch()
+            else:
+                strategy = PrunerSearch(analyzer=BackwardAnalyzer(host_spec))
+            dbs[(name, seed)] = ms.tune_tir(
+                wl.func, target, str(tmp_path / f"{name}-{seed}"), max_trials_global=64, num_trials_per_iter=16,
+                strategy=strategy, cost_model=ms.cost_model.XGBModel(num_tuning_cores=2), builder=builder,
+                num_tuning_cores=2, seed=seed)
     best = _remeasure_best(dbs, wl, target)
-    assert best["pruner-backward"] <= 1.10 * best["default"], best
+    mean = {name: float(np.mean([best[(name, s)] for s in (0, 1)])) for name in ("default", "pruner-backward")}
+    assert mean["pruner-backward"] <= 1.10 * mean["default"], best
 
 
 def test_space_without_decisions_is_measured_once(tmp_path, target, builder, gemm64):
