@@ -30,7 +30,7 @@ import math
 import os
 from pathlib import Path
 
-from .cpu import CPUSpec
+from .cpu import CPUSpec, parse_cpuinfo
 
 logger = logging.getLogger("pruner_ms")
 
@@ -163,8 +163,7 @@ def calibration_cache_dir() -> Path:
 def _machine_key(spec: CPUSpec) -> str:
     model = ""
     try:
-        with open("/proc/cpuinfo") as f:
-            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+        model = parse_cpuinfo(Path("/proc/cpuinfo").read_text())["model_name"]
     except OSError as err:
         logger.debug("pruner_ms: /proc/cpuinfo unreadable (%s)", err)
     ident = json.dumps([PROBE_VERSION, model, spec.llvm_mcpu, spec.cores, spec.l1d_bytes, spec.l2_bytes,

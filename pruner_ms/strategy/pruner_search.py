@@ -210,14 +210,13 @@ class PrunerSearch(PySearchStrategy):
                             ("draft_every", draft_every)):
             if value is not None and value < 1:
                 raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
-        if not 0.0 <= eps_greedy <= 1.0 or not 0.0 <= mutate_prob <= 1.0 or not 0.0 <= local_share <= 1.0:
-            raise ValueError("PrunerSearch: eps_greedy, mutate_prob and local_share must lie in [0, 1]")
+        if not all(0.0 <= x <= 1.0 for x in (eps_greedy, mutate_prob, local_share, cold_random_share)):
+            raise ValueError("PrunerSearch: eps_greedy, mutate_prob, local_share and cold_random_share must lie "
+                             "in [0, 1]")
         for name, value in (("local_parents", local_parents), ("local_mutants", local_mutants),
                             ("local_steps", local_steps)):
             if value < 0:
                 raise ValueError(f"PrunerSearch: {name} must be >= 0, got {value}")
-        if not 0.0 <= cold_random_share <= 1.0:
-            raise ValueError(f"PrunerSearch: cold_random_share must lie in [0, 1], got {cold_random_share}")
         if random_share is not None and not 0.0 < random_share <= 1.0:
             raise ValueError(f"PrunerSearch: random_share must lie in (0, 1], got {random_share}")
         for name, value in self._params.items():  # one attribute per keyword, as passed
