@@ -210,3 +210,58 @@ def test_a_staged_tile_passes_between_blocks_through_the_cache(analyzer):
     # C is the only extra traffic from beyond the L2, not a second pass over a 1 MiB buffer
     assert est_staged.symbols["bytes_from_l3"] <= 1.05 * est_direct.symbols["bytes_from_l3"]
     assert est_staged.seconds <= 1.2 * est_direct.seconds
+
+
+def _gemv_schedule(kind: str):
+    """Batch-1 dense layer (weights 3072 x 768, 9 MB) on one core, in three loop orders."""
+    from pruner_ms.bench.workloads import dense
+
+    wl = dense(1, 768, 3072)
+    sch = Schedule(wl.func)
+    b, n, k = sch.get_loops(sch.get_sblock("C"))
+    if kind == "reduction-outside":  # 2 floats of every row per step of k: all 9 MB swept per step
+        k0, k1 = sch.split(k, [None, 2])
+        sch.reorder(b, k0, n, k1)
+    else:  # 16 rows at a time, k between: a 48 KB sweep
+        n0, n1 = sch.split(n, [None, 16])
+        sch.reorder(b, n0, k, n1)
+        if kind == "gather":  # the 16 rows in the vector lanes: each lane loads from its own row
+            sch.vectorize(n1)
+    return wl, sch
+
+
+def _measure(wl, sch, target) -> float:
+    import numpy as np
+    import tvm
+
+    args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
+    out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
+    ex = tvm.compile(sch.mod, target=target)
+    seconds = ex.mod.time_evaluator("main", tvm.cpu(), number=3, repeat=3, min_repeat_ms=20)(*args, out).median
+    np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
+    return seconds
+
+
+def test_a_sweep_over_more_pages_than_the_tlb_holds_pays_page_walks(analyzer, target):
+    from pruner_ms.hardware.cpu import large_buffer_page_bytes
+
+    est, measured = {}, {}
+    for kind in ("reduction-outside", "rows"):
+        wl, sch = _gemv_schedule(kind)
+        est[kind] = analyzer.analyze(sch.mod)
+        measured[kind] = _measure(wl, sch, target)
+    slow = est["reduction-outside"].nests[-1].symbols
+    assert slow["bound"] == "tlb" and slow["page_walks"] > 1e5, slow
+    assert est["reduction-outside"].seconds > 3 * est["rows"].seconds
+    if large_buffer_page_bytes()[0] == 4096:  # with huge pages always on, the machine has TLB reach to spare
+        assert measured["reduction-outside"] > 3 * measured["rows"], measured  # 15x on the dev VM
+
+
+def test_a_gathered_vector_is_no_faster_than_scalar_code(analyzer, target):
+    est, measured = {}, {}
+    for kind in ("gather", "scalar"):
+        wl, sch = _gemv_schedule(kind)
+        est[kind] = analyzer.analyze(sch.mod).seconds
+        measured[kind] = _measure(wl, sch, target)
+    assert measured["gather"] > 0.9 * measured["scalar"], measured  # the machine: 1.3x slower on the dev VM
+    assert est["gather"] >= est["scalar"], est  # a gather at a quarter of the vector width said 4x faster

@@ -208,3 +208,15 @@ def test_spec_width_matches_llvm_codegen(mcpu):
     widest = 512 if any("%zmm" in x for x in adds) else 256 if any("%ymm" in x for x in adds) else 128
     # TVM's explicit vectorize emits zmm even where LLVM's model has prefer-256-bit (skylake-avx512)
     assert widest == spec.simd_bits, (spec.llvm_mcpu, adds[:2])
+
+
+def test_large_buffer_pages_follow_transparent_huge_pages(tmp_path):
+    from pruner_ms.hardware.cpu import large_buffer_page_bytes
+
+    path = tmp_path / "enabled"
+    path.write_text("[always] madvise never\n")
+    assert large_buffer_page_bytes(str(path))[0] == 2 * 1024 * 1024
+    path.write_text("always [madvise] never\n")
+    assert large_buffer_page_bytes(str(path))[0] == 4096
+    page, source = large_buffer_page_bytes(str(tmp_path / "missing"))
+    assert page == 4096 and "unreadable" in source

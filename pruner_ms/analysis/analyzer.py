@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from tvm import IRModule, tirx
 
@@ -39,6 +40,12 @@ def _prim_funcs(mod) -> list[tirx.PrimFunc]:
     raise TypeError(f"expected an IRModule, PrimFunc or Schedule, got {type(mod).__name__}")
 
 
+def _program_bytes(nests) -> float:
+    """Bytes of every buffer the nests touch, each counted once."""
+    sizes = {a.buffer_uid: a.dtype_bytes * math.prod(a.shape) for n in nests for a in n.accesses}
+    return float(sum(sizes.values()))
+
+
 class SymbolicAnalyzer:
     """Estimate the latency of scheduled TensorIR on a CPU or an NVIDIA GPU.
 
@@ -57,7 +64,10 @@ class SymbolicAnalyzer:
         if self.is_gpu:
             parts = [k for f in _prim_funcs(mod) for k in estimate_kernels(extract_nests(f), self.spec)]
         else:
-            parts = [estimate_nest(n, self.spec) for f in _prim_funcs(mod) for n in extract_nests(f)]
+            parts = []
+            for f in _prim_funcs(mod):
+                nests = extract_nests(f)
+                parts += [estimate_nest(n, self.spec, program_bytes=_program_bytes(nests)) for n in nests]
         return Estimate(sum(n.seconds for n in parts), parts)
 
     def estimate_seconds(self, mod) -> float:

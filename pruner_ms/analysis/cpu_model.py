@@ -4,16 +4,19 @@ Per leaf block the model derives the symbols a performance engineer would look a
 
 * parallelism: product of the ``parallel`` loops against the core count (with load imbalance);
 * SIMD: the innermost ``vectorized`` loop against the register width, and whether its accesses are
-  contiguous (otherwise a gather);
+  contiguous (otherwise a gather: one load and one lane insert per lane);
 * register blocking: for reductions, the independent accumulators inside the innermost reduction loop
   (the "micro-kernel"); they hide FMA latency only if they fit the register file and are unrolled,
   or if the reduction is short enough that the out-of-order window overlaps other outputs' chains;
 * memory: for each cache level, the deepest loop whose working set fits, giving the traffic that
   level must draw from the one below it; data another block produces or consumes under shared
   loops (a padded tile, a staged accumulator) passes through the level its tile fits in. Beyond the
-  L2, capacity and bandwidth are measured on the host (:mod:`pruner_ms.hardware.calibration`).
+  L2, capacity and bandwidth are measured on the host (:mod:`pruner_ms.hardware.calibration`); a level
+  that holds the whole program draws nothing from below it (measurements repeat the program warm);
+* address translation: the pages a sweep touches against the second-level TLB's reach, each miss a
+  page walk.
 
-Latency = max(compute time, traffic/bandwidth per level) + parallel launch cost, summed over blocks.
+Latency = max(compute time, traffic/bandwidth per level, page walks) + parallel launch cost, summed over blocks.
 """
 from __future__ import annotations
 
@@ -45,6 +48,15 @@ GUARD_FMA_SLOTS_PER_COMPARE = 4.0
 # loop overhead in flight). Spearman on the suite's measured programs moved by < 0.03 between windows
 # of 64 and 256 uops (scripts/analyzer_report.py --rescore).
 OOO_WINDOW_SHARE = 0.25
+# A vector access that is not contiguous along the vectorized loop (a gather or scatter) is
+# scalarized by TVM's LLVM codegen: one scalar load (store) per lane plus one insert (extract) per
+# lane to build (take apart) the vector. The inserts issue on the vector shuffle port, one per cycle
+# on the x86 cores of configs/cpu (Intel since Haswell, one port for lane inserts; Zen's two shuffle
+# pipes share the insert's integer-to-vector move), so each gathered lane costs about one cycle. With
+# the former model (a gather ran at a quarter of the vector width) the suite's batch-1 dense layer,
+# whose 16-lane gathers along the weight's rows measure 1.5-19x slower than contiguous code, ranked
+# backwards (Spearman -0.10 on the programs of docs/results/analyzer_report, seed 1).
+GATHER_CYCLES_PER_LANE = 1.0
 
 
 @dataclasses.dataclass
@@ -78,7 +90,10 @@ def _overlapped_chains(chain: float, uops_per_step: float, spec: CPUSpec) -> flo
     return max(1.0, window / max(1.0, chain * uops_per_step))
 
 
-def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
+def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.inf) -> NestEstimate:
+    """The latency of one leaf nest. ``program_bytes``: every buffer of the program together; a
+    cache level that holds them all draws nothing from the level below it, as in the repeated
+    runs of a measurement (a batch-1 dense layer's 9 MB weight stays in a 64 MB L3 between runs)."""
     loops, accesses, reduction = nest.loops, nest.accesses, nest.reduction_loops
     n = len(loops)
     iters = float(math.prod(l.extent for l in loops))
@@ -91,11 +106,14 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
     v = loops[-1].extent if n and loops[-1].kind == "vectorized" else 1
     vec_regs = math.ceil(v / reg_lanes)
     lanes = v / vec_regs
-    contiguous = all(abs(a.elem_stride(n - 1)) <= 1 for a in accesses) if v > 1 else True
+    gathered = [abs(a.elem_stride(n - 1)) > 1 for a in accesses] if v > 1 else [False] * len(accesses)
+    contiguous = not any(gathered)
     guard_inner = bool(n and nest.guarded and nest.guarded[-1])
-    if not contiguous:
-        lanes = max(1.0, lanes / 4)  # gathers/scatters
     unit_ops = math.ceil(lanes / unit_lanes)
+    # memory uops per vector of each access (a gathered one: one per lane) and the inserts/extracts
+    # of the gathered ones (see GATHER_CYCLES_PER_LANE)
+    access_uops = [lanes if g else float(unit_ops) for g in gathered]
+    gather_cycles = sum(gathered) * lanes * GATHER_CYCLES_PER_LANE
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
     guard_slots = nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) if guard_inner else 0.0
     fma_per_elem += guard_slots
@@ -109,6 +127,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
 
     # compute (micro-kernel)
     reads = [a for a in accesses if not a.is_write]
+    read_uops = sum(u for a, u in zip(accesses, access_uops) if not a.is_write)
+    write_uops = sum(u for a, u in zip(accesses, access_uops) if a.is_write)
     red_idx = [j for j in range(n) if reduction[j]]
     chains = resident = None
     if red_idx and nest.float_ops > 0:
@@ -129,29 +149,30 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
             chain *= loops[j].extent
         if resident:
             written = {a.buffer for a in writes}
-            loads = 0.0
-            for a in reads:
-                if a.buffer in written:
+            load_uops = inserts = 0.0
+            for a, u, g in zip(accesses, access_uops, gathered):
+                if a.is_write or a.buffer in written:
                     continue
                 cnt = 1.0
                 for j in inner:
                     if a.spans[:, j].any():
                         cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
-                loads += cnt
-            uops = loads * unit_ops + chains * unit_ops * fma_per_elem
-            per_step = max(loads * unit_ops / spec.load_ports, chains * unit_ops * fma_per_elem / spec.fma_units,
+                load_uops += cnt * u
+                inserts += cnt * lanes * GATHER_CYCLES_PER_LANE if g else 0.0
+            uops = load_uops + inserts + chains * unit_ops * fma_per_elem
+            per_step = max(load_uops / spec.load_ports, inserts, chains * unit_ops * fma_per_elem / spec.fma_units,
                            spec.fma_latency_cycles / _overlapped_chains(chain, uops, spec))
             cycles = steps * per_step
         else:
-            per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
+            per_vec = max(read_uops / spec.load_ports, write_uops, gather_cycles,
                           unit_ops * fma_per_elem / spec.fma_units)
             if not inner:  # the reduction is the innermost loop: one dependent chain through memory
-                uops = (len(reads) + len(writes)) * unit_ops + unit_ops * fma_per_elem
+                uops = read_uops + write_uops + gather_cycles + unit_ops * fma_per_elem
                 per_vec = max(per_vec, (spec.fma_latency_cycles + STORE_FORWARD_CYCLES)
                               / _overlapped_chains(chain, uops, spec))
             cycles = iters / lanes * per_vec
     else:
-        per_vec = max(len(reads) * unit_ops / spec.load_ports, float(len(writes) * unit_ops),
+        per_vec = max(read_uops / spec.load_ports, write_uops, gather_cycles,
                       unit_ops * (max(1.0, float(nest.float_ops)) + guard_slots) / spec.fma_units)
         cycles = iters / lanes * per_vec
     hz = spec.frequency_ghz * 1e9
@@ -170,14 +191,27 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
     per_access = [a.line_footprints(line) for a in accesses]
     for name, capacity, bandwidth in levels:
         usable = capacity * CACHE_USABLE_FRACTION
+        if program_bytes <= (spec.l3_bytes if name == "l3" else capacity) * CACHE_USABLE_FRACTION:
+            traffic[name], t_mem[name] = 0.0, 0.0  # warm: the whole program stays in this level
+            continue
         # an access whose data another block produces (or consumes) under shared loops, in a tile that
         # fits this level, passes between the two blocks through it: no traffic from the level below
         kept = [fp for a, fp in zip(accesses, per_access) if not (a.shared_loops and fp[a.shared_loops] <= usable)]
         lines = sum(kept) if kept else np.zeros(n + 1)
         traffic[name] = _traffic(lines, loops, usable) if kept else 0.0
         t_mem[name] = traffic[name] / bandwidth
+    # address translation: a nest that sweeps more pages than the second-level TLB holds between
+    # reuses takes a page walk per page (a batch-1 dense layer whose reduction loop is outside a sweep
+    # over all 9 MB of weights: 5-19x slower than the same program with the rows swept inside)
+    reach = spec.stlb_entries * spec.page_bytes * CACHE_USABLE_FRACTION
+    if program_bytes <= reach:
+        walks = 0.0
+    else:
+        pages = sum(a.page_footprints(spec.page_bytes) for a in accesses)
+        walks = _traffic(pages, loops, reach) / spec.page_bytes
+    t_tlb = walks * spec.page_walk_cycles / hz / eff_cores
     t_launch = launches * spec.parallel_launch_us * 1e-6
-    terms = [("compute", t_compute)] + list(t_mem.items())
+    terms = [("compute", t_compute)] + list(t_mem.items()) + [("tlb", t_tlb)]
     bound, t_bound = max(terms, key=lambda kv: kv[1])
     symbols = {
         "iterations": iters,
@@ -186,6 +220,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
         "effective_cores": eff_cores,
         "vector_lanes": lanes,
         "contiguous_vector": contiguous,
+        "gathered_accesses": int(sum(gathered)),
         "guard_fma_slots": guard_slots,
         "accumulator_chains": chains,
         "register_resident": resident,
@@ -194,6 +229,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec) -> NestEstimate:
         "bytes_from_dram": traffic["l3"],
         "compute_s": t_compute,
         **{f"{k}_miss_s": t for k, t in t_mem.items()},
+        "page_walks": walks,
+        "tlb_s": t_tlb,
         "launch_s": t_launch,
         "bound": bound,
     }

@@ -62,22 +62,50 @@ class Access:
             mult *= self.shape[d]
         return total
 
-    def line_footprints(self, line_bytes: int) -> np.ndarray:
-        """Cache-line bytes touched while loops ``i..`` sweep their ranges, for every ``i`` in
-        ``0..n`` (``i = n``: one iteration of the block)."""
+    def _extents(self) -> np.ndarray:
+        """``ext[i, d]``: the extent of dimension ``d`` while loops ``i..`` sweep (``i = n``: one
+        iteration of the block), capped by the buffer's shape."""
         nd, n = self.spans.shape
         suffix = np.zeros((n + 1, nd))
         if n:
             suffix[:n] = np.cumsum(self.spans[:, ::-1], axis=1)[:, ::-1].T
         ext = self.base_extent[None, :] + suffix
+        return np.minimum(ext, np.asarray(self.shape, dtype=np.float64)[None, :]) if nd else ext
+
+    def line_footprints(self, line_bytes: int) -> np.ndarray:
+        """Cache-line bytes touched while loops ``i..`` sweep their ranges, for every ``i`` in
+        ``0..n`` (``i = n``: one iteration of the block)."""
+        nd, n = self.spans.shape
+        ext = self._extents()
         if nd:
-            ext = np.minimum(ext, np.asarray(self.shape, dtype=np.float64)[None, :])
             elems = ext.prod(axis=1)
             lines = np.ceil(ext[:, -1] * self.dtype_bytes / line_bytes) * line_bytes * ext[:, :-1].prod(axis=1)
         else:
             elems = np.ones(n + 1)
             lines = np.full(n + 1, float(line_bytes))
         return np.maximum(lines, elems * self.dtype_bytes)
+
+    def page_footprints(self, page_bytes: int) -> np.ndarray:
+        """Bytes of the memory pages touched while loops ``i..`` sweep, for every ``i`` in ``0..n``.
+
+        Dimensions whose row-major stride is at least a page put each of their indices in pages of
+        its own (the channel planes of an NCHW tensor); the remaining inner dimensions touch the
+        pages of their address span (``span / page + 1``) or fewer, one per touched line at most.
+        """
+        nd, _ = self.spans.shape
+        if not nd:
+            return np.full(self.spans.shape[1] + 1, float(page_bytes))
+        ext = self._extents()
+        row_major = np.cumprod((list(self.shape[1:]) + [1])[::-1])[::-1].astype(np.float64) * self.dtype_bytes
+        outer = row_major >= page_bytes  # a prefix: row-major strides fall with the dimension
+        span = ((ext[:, ~outer] - 1.0) * row_major[None, ~outer]).sum(axis=1) + self.dtype_bytes
+        if outer.all():
+            inner_lines = np.ones(len(ext))
+        else:
+            last = ext[:, -1] if not outer[-1] else np.ones(len(ext))
+            inner_lines = np.ceil(last * self.dtype_bytes / 64.0) * ext[:, ~outer][:, :-1].prod(axis=1)
+        per_group = np.minimum(np.maximum(inner_lines, 1.0), np.floor(span / page_bytes) + 1.0)
+        return ext[:, outer].prod(axis=1) * per_group * page_bytes
 
 
 @dataclasses.dataclass

@@ -49,7 +49,7 @@ L3_PLAUSIBLE_FACTOR = 4.0
 _FAMILY_FIELDS = (
     "simd_bits", "simd_bits_per_fma_unit", "fma_units", "fma_latency_cycles", "vector_registers", "load_ports",
     "frequency_ghz", "cache_line_bytes", "l1_bytes_per_cycle", "l2_bytes_per_cycle", "l3_bytes_per_cycle",
-    "parallel_launch_us", "reorder_buffer_uops",
+    "parallel_launch_us", "reorder_buffer_uops", "stlb_entries", "page_walk_cycles",
 )
 
 
@@ -82,11 +82,15 @@ class CPUSpec:
     dram_gb_per_s: float  # whole socket share available to `cores`
     parallel_launch_us: float
     reorder_buffer_uops: int  # the out-of-order window: independent work the core overlaps
+    stlb_entries: int  # second-level data TLB entries (pages whose translation stays cached)
+    page_walk_cycles: float  # throughput cost of one second-level TLB miss
     #: L3 bandwidth of all ``cores`` together when it is less than ``l3_bytes_per_cycle`` x cores
     #: (measured: :mod:`pruner_ms.hardware.calibration`); None: per-core figure x cores
     l3_gb_per_s: float | None = None
     #: DRAM bandwidth one core reaches (measured); None: ``dram_gb_per_s / cores``
     dram_gb_per_s_one_core: float | None = None
+    #: the page size of large buffers: 4 KiB, or 2 MiB where transparent huge pages are always on
+    page_bytes: int = 4096
     sources: dict[str, str] = dataclasses.field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def l3_bandwidth(self, active_cores: float) -> float:
@@ -776,6 +780,23 @@ def spec_from_host(host: HostFeatures, *, llvm_mcpu: str, codegen_flags: frozens
     return spec, problems
 
 
+THP_ENABLED_PATH = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def large_buffer_page_bytes(path: str = THP_ENABLED_PATH) -> tuple[int, str]:
+    """The page size of this machine's large buffers, and where it came from: 2 MiB when transparent
+    huge pages are ``[always]`` on, else 4 KiB (``madvise`` or ``never``: TVM's allocations do not
+    ask for huge pages)."""
+    try:
+        with open(path) as f:
+            mode = f.read().strip()
+    except OSError as err:
+        return 4096, f"{path} unreadable ({err.strerror}): 4 KiB pages"
+    if "[always]" in mode:
+        return 2 * 1024 * 1024, f"{path}: {mode!r}: 2 MiB pages"
+    return 4096, f"{path}: {mode!r}: 4 KiB pages"
+
+
 @functools.cache
 def host_cpu_spec() -> CPUSpec:
     """The spec of this machine, from the machine first (see the module docstring).
@@ -790,6 +811,9 @@ def host_cpu_spec() -> CPUSpec:
 
     mcpu = codegen.llvm_get_system_cpu()
     spec, problems = spec_from_host(detect_host_features(), llvm_mcpu=mcpu, codegen_flags=_llvm_features(mcpu))
+    page, page_src = large_buffer_page_bytes()
+    spec = dataclasses.replace(spec, page_bytes=page)
+    spec.sources["page_bytes"] = page_src
     for msg in problems:
         warnings.warn(f"pruner_ms host CPU: {msg}", stacklevel=2)
     return spec
