@@ -38,6 +38,36 @@ def a100():
 
 
 @pytest.fixture(scope="module")
+def h200():
+    """The H200 (sm_90a) target pruner_ms.bench.gpu tunes for on the GPU host (TVM 0.27 has no H200 tag)."""
+    import tvm
+
+    from pruner_ms.hardware import load_gpu_spec
+
+    return tvm.target.Target(load_gpu_spec("h200").target(host={"kind": "llvm", "num-cores": 2}))
+
+
+def fatbin_entries(data: bytes) -> list[tuple[str, int, bool]]:
+    """(kind, compute capability x 10, arch-specific ``a``) of each entry of a CUDA fatbin.
+
+    Layout: a 16-byte header (magic, version, header size, payload size), then entries, each a
+    header (kind 1 = PTX, 2 = ELF/SASS at offset 0, its own size at 4, payload size at 8, arch at
+    28, flags at 40; flag 0x100000 marks ``sm_XXa``) followed by its payload. Checked against
+    nvcc 13.0 output for ``-arch=sm_80`` (ELF 80 + PTX 80) and ``code=sm_90a`` (ELF 90, flag set).
+    """
+    magic, _, header, size = struct.unpack_from("<IHHQ", data, 0)
+    assert data[:4] == FATBIN_MAGIC and magic == 0xBA55ED50
+    out, off = [], header
+    while off < header + size:
+        kind, _, entry_header, payload = struct.unpack_from("<HHIQ", data, off)
+        (arch,) = struct.unpack_from("<I", data, off + 28)
+        (flags,) = struct.unpack_from("<Q", data, off + 40)
+        out.append(({1: "ptx", 2: "elf"}.get(kind, str(kind)), arch, bool(flags & 0x100000)))
+        off += entry_header + payload
+    return out
+
+
+@pytest.fixture(scope="module")
 def tc_candidates(a100):
     """Four tensor-core candidates of a 256^3 fp16 GEMM with fp32 accumulation (the case that needs the workaround)."""
     from pruner_ms.integration.cuda import sample_candidates
@@ -108,6 +138,26 @@ def test_build_tensorcore_candidates(tc_candidates, a100, tmp_path):
     assert (st.built, st.ok, st.failed) == (4, 4, 0)
     assert st.as_dict()["sec_per_build"] > 0
     _check_gpu_host_sees_fatbin(paths[0], Path(builder.record(paths[0]).binary_path).read_bytes())
+
+
+@needs_nvcc
+def test_sampled_tensorcore_candidate_builds_for_sm90(h200, tmp_path):
+    """What the GPU host (one H200) runs: tensor-core candidates sampled for the H200 spec build with
+    nvcc for sm_90a, and the artifact carries SASS for compute capability 9.0 only."""
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+
+    from pruner_ms.integration.cuda import CudaBuilder, sample_candidates
+
+    assert h200.attrs["arch"] == "sm_90a"
+    cands = sample_candidates(fp16_gemm(256, 256, 256), h200, 2, seed=3, population_size=32)
+    assert len(cands) == 2 and all("tvm_mma_sync" in c.sch.mod.script() for c in cands)
+    builder = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path))
+    results = builder.build([BuilderInput(c.sch.mod, h200) for c in cands])
+    assert [r.error_msg for r in results] == [None, None]
+    for r in results:
+        rec = builder.record(str(r.artifact_path))
+        assert "wmma::mma_sync" in Path(rec.source_path).read_text()
+        assert fatbin_entries(Path(rec.binary_path).read_bytes()) == [("elf", 90, True)]
 
 
 def _check_gpu_host_sees_fatbin(artifact: str, fatbin: bytes) -> None:

@@ -70,11 +70,14 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
 def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter: int, work_dir: str,
             progress: bool = True, pruner_kwargs: dict | None = None, target=None, builder=None,
             runner="local", space="post-order-apply", cores: int | None = None, check: bool = True,
-            pacm_checkpoint: str | None = None) -> dict:
+            pacm_checkpoint: str | None = None, extra_callbacks: list | None = None, stop=None) -> dict:
     """Tune ``workload`` with one strategy; return its timeline, best latency and numpy check.
 
     ``target`` defaults to this CPU (``host_cpu_spec().target()``) and ``builder`` to the builder
     :func:`pruner_ms.tune_tir` picks for the target; ``runner`` and ``space`` go to ``ms.tune_tir``.
+    ``extra_callbacks`` are measure callbacks run after the default ones and the timeline's. ``stop``
+    (a callable, checked before each search round) ends the run early when it returns true
+    (:class:`~pruner_ms.bench.tuning_hooks.StopWhen`); the result's ``stopped_early`` says whether it did.
     """
     from tvm.s_tir import meta_schedule as ms
 
@@ -86,8 +89,14 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     target = normalize_target(target if target is not None else host_cpu_spec().target())
     cores = cores or host_cpu_spec().cores
     strat, cost_model = make_strategy(strategy, cores, pruner_kwargs, pacm_checkpoint)
+    stopper = None
+    if stop is not None:
+        from .tuning_hooks import StopWhen
+
+        strat = stopper = StopWhen(strat, stop)
     timeline = Timeline(trials, progress=progress, desc=f"{workload.name} {strategy} seed={seed}")
     callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [TimelineCallback(timeline)]
+    callbacks += list(extra_callbacks or [])
     builder = builder if builder is not None else default_builder(target, max_workers=cores)
     detach_unnamed_log_handlers()
     timeline.restart()
@@ -102,7 +111,9 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     return {
         "workload": workload.name, "strategy": strategy, "seed": seed, "trials": timeline.trials,
         "wall_seconds": wall, "best_seconds": timeline.best, "batches": timeline.batches,
-        "round_seconds": timeline.round_seconds, "round_profiles": timeline.round_profiles, **result,
+        "round_seconds": timeline.round_seconds, "round_profiles": timeline.round_profiles,
+        # stopped by ``stop`` with trials still to go (MetaSchedule may ask once more after the last batch)
+        "stopped_early": bool(stopper is not None and stopper.stopped and timeline.trials < trials), **result,
     }
 
 
