@@ -245,7 +245,7 @@ def _records_by_workload(db) -> dict:
     """{workload key: {"name", "latencies" (in measurement order, inf = failed), "best" record}}."""
     import tvm_ffi
 
-    from .integration.resume import record_seconds
+    from .integration.measured_latency import record_seconds
 
     out: dict = {}
     for rec in db.get_all_tuning_records():

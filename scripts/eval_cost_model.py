@@ -29,7 +29,10 @@ def _results(latencies):
 
     from tvm.s_tir.meta_schedule.runner import RunnerResult
 
-    return [RunnerResult([float(x)], None) if math.isfinite(x) and x < 1e9 else RunnerResult(None, "failed")
+    from pruner_ms.integration.measured_latency import FAILED_THRESHOLD_SECONDS
+
+    return [RunnerResult([float(x)], None) if math.isfinite(x) and x < FAILED_THRESHOLD_SECONDS
+            else RunnerResult(None, "failed")
             for x in latencies]
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import math
 import platform
 import shlex
 import shutil
@@ -29,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pruner_ms.integration.measured_latency import mean_run_seconds
 from pruner_ms.bench.dataset import (
     DATASET_WORKLOADS,
-    FAILED_RUN_SECS,
     MANIFEST_FILE,
     RECORD_FILE,
     WORKLOAD_FILE,
@@ -69,12 +68,6 @@ def _records(path: Path) -> list[list]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _latency(run_secs: list[float]) -> float:
-    if not run_secs or any(s >= FAILED_RUN_SECS or not math.isfinite(s) or s <= 0 for s in run_secs):
-        return math.inf
-    return float(np.mean(run_secs))
-
-
 def tune_workload(name: str, *, work_dir: Path, target, builder, runner, random_trials: int, search_trials: int,
                   random_per_iter: int, search_per_iter: int, seed: int, cores: int) -> dict:
     """Run the random and the searched phase into ``work_dir``; return this workload's manifest entry."""
@@ -104,7 +97,7 @@ def tune_workload(name: str, *, work_dir: Path, target, builder, runner, random_
                     seed=seed + 1, num_tuning_cores=cores)
     phases["search_seconds"] = round(time.perf_counter() - t1, 1)
     rows = _records(record_file)
-    lat = np.array([_latency(rec[1]) for _, rec in rows])
+    lat = np.array([mean_run_seconds(rec[1]) for _, rec in rows])
     valid = lat[np.isfinite(lat)]
     return {
         "name": name, "flops": wl.flops, "random_trials": random_trials, "search_trials": search_trials,

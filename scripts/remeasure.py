@@ -19,14 +19,15 @@ def main(argv=None) -> int:
 
     from pruner_ms.bench.workloads import WORKLOADS, get_workload
     from pruner_ms.hardware import host_cpu_spec
+    from pruner_ms.integration.resume import RECORD_FILE
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("work_dir")
     p.add_argument("--workload", default="gemm-512", help=", ".join(WORKLOADS))
     p.add_argument("--times", type=int, default=10)
     a = p.parse_args(argv)
-    if not os.path.isfile(os.path.join(a.work_dir, "database_tuning_record.json")):
-        p.error(f"{a.work_dir} holds no MetaSchedule database (database_tuning_record.json)")
+    if not os.path.isfile(os.path.join(a.work_dir, RECORD_FILE)):
+        p.error(f"{a.work_dir} holds no MetaSchedule database ({RECORD_FILE})")
     wl = get_workload(a.workload)
     target = tvm.target.Target(host_cpu_spec().target())
     sch = ms.tir_integration.compile_tir(ms.database.JSONDatabase(work_dir=a.work_dir), wl.func, target)

@@ -11,7 +11,7 @@ from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms import PrunerSearch, SymbolicAnalyzer
-from pruner_ms.integration.resume import record_seconds
+from pruner_ms.integration.measured_latency import record_seconds
 from pruner_ms.strategy.trust import AnalyzerTrust, spearman
 
 from .conftest import failing_builder

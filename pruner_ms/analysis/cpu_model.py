@@ -126,7 +126,6 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     launches = float(math.prod(loops[j].extent for j in range(par_idx[0]))) if par_idx else 0.0
 
     # compute (micro-kernel)
-    reads = [a for a in accesses if not a.is_write]
     read_uops = sum(u for a, u in zip(accesses, access_uops) if not a.is_write)
     write_uops = sum(u for a, u in zip(accesses, access_uops) if a.is_write)
     red_idx = [j for j in range(n) if reduction[j]]

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..integration.measured_latency import METASCHEDULE_FAILED_SECONDS, record_seconds
+from ..integration.resume import RECORD_FILE, WORKLOAD_FILE
 
 from .workloads import Workload, conv2d_nchw, dense, gemm
 
@@ -44,9 +46,7 @@ __all__ = [
 #: The command that (re)generates the shipped dataset, quoted in every error.
 REGENERATE = "python scripts/make_dataset.py"
 #: MetaSchedule records a failed build or run with this many seconds (``AddToDatabase``).
-FAILED_RUN_SECS = 1e10
-WORKLOAD_FILE = "database_workload.json"
-RECORD_FILE = "database_tuning_record.json"
+FAILED_RUN_SECS = METASCHEDULE_FAILED_SECONDS
 MANIFEST_FILE = "manifest.json"
 
 
@@ -179,13 +179,6 @@ def _read_json_lines(path: Path) -> list:
     return rows
 
 
-def _mean_latency(run_secs) -> float:
-    secs = [float(s) for s in (run_secs or [])]
-    if not secs or any(not math.isfinite(s) or s >= FAILED_RUN_SECS or s <= 0 for s in secs):
-        return math.inf
-    return float(np.mean(secs))
-
-
 def _load_one(root: Path, name: str, info: dict | None) -> WorkloadRecords:
     from tvm.s_tir import meta_schedule as ms
 
@@ -213,7 +206,7 @@ def _load_one(root: Path, name: str, info: dict | None) -> WorkloadRecords:
             raise DatasetError(f"{rec_path}, record {lineno}: cannot replay a MetaSchedule tuning record "
                                f"({type(err).__name__}: {msg}); regenerate the dataset with `{REGENERATE}`") from None
         candidates.append(cand)
-        latencies.append(_mean_latency(rec.run_secs))
+        latencies.append(record_seconds(rec))
         if target is None and rec.target is not None:
             target = rec.target
     sources = ["unknown"] * len(candidates)

@@ -13,6 +13,8 @@ import statistics
 
 import numpy as np
 
+from ..integration.measured_latency import record_seconds
+
 
 def measured_programs(run: dict, work_dir: str, workload) -> list[dict]:
     """Every valid record of ``run`` with the search time at which its batch finished.
@@ -28,10 +30,9 @@ def measured_programs(run: dict, work_dir: str, workload) -> list[dict]:
             when.setdefault(round(lat, 15), (b["seconds"], b["trials"]))
     out = []
     for rec in ms.database.JSONDatabase(work_dir=work_dir).get_all_tuning_records():
-        secs = [float(x) for x in rec.run_secs] if rec.run_secs is not None else []
-        if not secs or max(secs) >= 1e9:  # failed build or run
+        lat = record_seconds(rec)
+        if not math.isfinite(lat):  # failed build or run
             continue
-        lat = float(np.mean(secs))
         seconds, trials = when.get(round(lat, 15), (math.nan, -1))
         out.append({"trace": rec.trace, "latency": lat, "seconds": seconds, "trials": trials})
     return out

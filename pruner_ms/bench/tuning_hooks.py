@@ -17,6 +17,8 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 from tvm.s_tir.meta_schedule.search_strategy import PySearchStrategy
 
+from ..integration.measured_latency import result_seconds
+
 
 def short_error(msg: str | None, limit: int = 300) -> str | None:
     """The telling line of a builder/runner error (its ``Check failed``/``Error`` line, else the last one)."""
@@ -116,12 +118,11 @@ class ProgramLog(PyMeasureCallback):
                 if r.error_msg is not None or not r.run_secs:
                     entry["run_error"] = short_error(r.error_msg) or "no run time"
                 else:
-                    secs = [float(x) for x in r.run_secs]
-                    mean = sum(secs) / len(secs)
-                    if math.isfinite(mean) and mean < 1e9:  # MetaSchedule's 1e10 s marks a failure
+                    mean = result_seconds(r)
+                    if math.isfinite(mean):
                         entry["latency_s"] = mean
                     else:
-                        entry["run_error"] = f"runner reported {mean:g} s"
+                        entry["run_error"] = f"runner reported {[float(x) for x in r.run_secs]} s"
             self.programs.append(entry)
         self.batches += 1
         self.batch_times.append(self.clock())

@@ -40,13 +40,13 @@ from torch import nn
 from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.cost_model import PyCostModel
 
+from ..integration.measured_latency import FAILED_THRESHOLD_SECONDS, result_seconds
 from .patterns import DEFAULT_MAX_TOKENS, N_TOKEN_FEATURES, VOCAB_SIZE, pattern_features
 
 logger = logging.getLogger("pruner_ms")
 
 CHECKPOINT_FORMAT = "pruner_ms.PaCM"
 CHECKPOINT_VERSION = 1
-_FAILED_LATENCY = 1e9  # MetaSchedule records 1e10 s for programs that failed to run
 _ARCH_KEYS = ("stmt_hidden", "token_hidden", "pattern_hidden", "heads", "fusion_hidden", "res_blocks",
               "max_tokens", "extract_workload")
 _TRAIN_KEYS = ("lr", "weight_decay", "grad_clip", "batch_size", "update_epochs", "momentum", "moa_period",
@@ -69,9 +69,10 @@ class Sample:
 
 def throughput_labels(latencies) -> np.ndarray:
     """Normalised throughput of one workload: ``(1 / latency) / best``, failed runs (``None``,
-    non-finite or >= 1e9 s) 0; all zeros when nothing ran."""
+    non-finite or a failure marker, see :mod:`~pruner_ms.integration.measured_latency`) 0; all zeros
+    when nothing ran."""
     lat = np.array([np.nan if x is None else float(x) for x in latencies], dtype=np.float64)
-    ok = np.isfinite(lat) & (lat > 0) & (lat < _FAILED_LATENCY)
+    ok = np.isfinite(lat) & (lat > 0) & (lat < FAILED_THRESHOLD_SECONDS)
     thr = np.zeros(len(lat))
     thr[ok] = 1.0 / lat[ok]
     best = thr.max(initial=0.0)
@@ -183,15 +184,6 @@ def _torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(old)
-
-
-def _latency(result) -> float | None:
-    """Mean measured seconds of a ``RunnerResult``, ``None`` when the run failed."""
-    if getattr(result, "error_msg", None) or result.run_secs is None or len(result.run_secs) == 0:
-        return None
-    secs = [float(getattr(x, "value", x)) for x in result.run_secs]
-    lat = float(np.mean(secs))
-    return lat if math.isfinite(lat) and 0 < lat < _FAILED_LATENCY else None
 
 
 @derived_object
@@ -378,7 +370,7 @@ class PaCM(PyCostModel):
     def update(self, context, candidates, results) -> None:
         """Add the measured programs (failed runs = zero throughput) and train (section 3.3 / 4)."""
         key = int(tvm_ffi.structural_hash(context.mod))
-        self.add_measurements(key, self.featurize(context, candidates), [_latency(r) for r in results])
+        self.add_measurements(key, self.featurize(context, candidates), [result_seconds(r) for r in results])
         self.n_updates += 1
         if self.moa:
             if self.n_updates % self.moa_period == 0:
@@ -388,7 +380,7 @@ class PaCM(PyCostModel):
 
     # ------------------------------------------------------------------ training
     def add_measurements(self, key, samples: list[Sample], latencies: list) -> None:
-        """Store measured programs of workload ``key`` (latency in seconds, ``None`` = failed)."""
+        """Store measured programs of workload ``key`` (latency in seconds; ``None`` or ``inf`` = failed)."""
         if len(samples) != len(latencies):
             raise ValueError(f"{len(samples)} samples but {len(latencies)} latencies")
         group = self.data.setdefault(key, {"samples": [], "latencies": []})

@@ -28,9 +28,12 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..integration.measured_latency import record_seconds
+from ..integration.resume import RECORD_FILE, WORKLOAD_FILE
+
 logger = logging.getLogger("pruner_ms")
 
-_FILES = ("database_workload.json", "database_tuning_record.json")
+_FILES = (WORKLOAD_FILE, RECORD_FILE)
 
 
 # ---------------------------------------------------------------------------------------- metrics
@@ -110,14 +113,7 @@ class WorkloadRecords:
     mod: object  # IRModule
     target: object  # Target
     records: list
-    latencies: list  # seconds, None when the run failed
-
-
-def _latency(run_secs) -> float | None:
-    if run_secs is None or len(run_secs) == 0:
-        return None
-    lat = float(np.mean([float(getattr(x, "value", x)) for x in run_secs]))
-    return lat if math.isfinite(lat) and 0 < lat < 1e9 else None
+    latencies: list  # seconds, inf when the build or run failed
 
 
 def load_work_dir(work_dir: str) -> list[WorkloadRecords]:
@@ -138,7 +134,7 @@ def load_work_dir(work_dir: str) -> list[WorkloadRecords]:
         if key not in groups:
             groups[key] = WorkloadRecords("", work_dir, rec.workload.mod, rec.target, [], [])
         groups[key].records.append(rec)
-        groups[key].latencies.append(_latency(rec.run_secs))
+        groups[key].latencies.append(record_seconds(rec))
     base = os.path.basename(os.path.normpath(work_dir))
     out = list(groups.values())
     for i, w in enumerate(out):

@@ -145,7 +145,8 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     and one :class:`TaskReport` per task. Records already in ``work_dir`` count against the budgets."""
     from ..strategy import PrunerSearch
     from .cuda import check_runner
-    from .resume import measured_count, open_database, record_seconds
+    from .measured_latency import record_seconds
+    from .resume import measured_count, open_database
     from .runners import make_runner
     from .tune import default_builder
     from .workarounds import detach_unnamed_log_handlers, normalize_target

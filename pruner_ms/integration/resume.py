@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import shutil
 import time
@@ -84,16 +83,6 @@ def open_database(work_dir: str, *, repair_tail: bool = True) -> ms.database.JSO
         return ms.database.JSONDatabase(path_workload=paths[0], path_tuning_record=paths[1])
     except Exception as err:  # noqa: BLE001  (anything the line check missed: say which files)
         raise DatabaseError(f"MetaSchedule could not load the database in {work_dir}: {err}") from None
-
-
-# MetaSchedule records a failed build or run with a latency of 1e10 s
-FAILED_SECONDS = 1e9
-
-
-def record_seconds(record) -> float:
-    """Mean measured latency of a tuning record; ``inf`` for a failed build or run."""
-    secs = [float(x) for x in record.run_secs] if record.run_secs is not None else []
-    return sum(secs) / len(secs) if secs and max(secs) < FAILED_SECONDS else math.inf
 
 
 def workload_records(database, mod) -> list:

@@ -8,6 +8,8 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 from tvm.s_tir.meta_schedule.search_strategy import PySearchStrategy
 
+from .measured_latency import result_seconds
+
 
 class Timeline:
     """Shared log of a tuning run: one entry per measured batch (seconds since ``start``)."""
@@ -68,12 +70,9 @@ class TimelineCallback(PyMeasureCallback):
             if b.error_msg is not None:
                 build_err += 1
                 lat.append(math.inf)
-            elif r.error_msg is not None or not r.run_secs:
-                run_err += 1
-                lat.append(math.inf)
             else:
-                secs = [float(x) for x in r.run_secs]
-                lat.append(sum(secs) / len(secs))
+                lat.append(result_seconds(r))
+                run_err += not math.isfinite(lat[-1])
         self.timeline.record(lat, build_err, run_err)
 
 

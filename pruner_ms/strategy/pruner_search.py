@@ -13,6 +13,7 @@ from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy
 
 from ..analysis import SymbolicAnalyzer
+from ..integration.measured_latency import result_seconds
 from ..integration.workarounds import python_object_of, shorten_xgb_warmup
 from .genetic import evolve
 from .population import Candidate, Population
@@ -326,7 +327,7 @@ class PrunerSearch(PySearchStrategy):
         self.batches_measured += 1
         self.valid_measured += sum(1 for r in results if r.error_msg is None and r.run_secs)
         if len(self._last_picks) == len(results):
-            self.trust.add(self._analyzer_scores(self._last_picks), [_latency(r) for r in results], self._last_sources)
+            self.trust.add(self._analyzer_scores(self._last_picks), [result_seconds(r) for r in results], self._last_sources)
         self._last_picks = []
         if self.database is not None:
             self.measured_top = self._load_measured()
@@ -342,7 +343,8 @@ class PrunerSearch(PySearchStrategy):
         self.measured_top = []
         if self.database is None:
             return 0
-        from ..integration.resume import record_seconds, workload_records
+        from ..integration.measured_latency import record_seconds
+        from ..integration.resume import workload_records
 
         records = workload_records(self.database, self.context.mod)
         valid = []
@@ -565,13 +567,6 @@ class PrunerSearch(PySearchStrategy):
 
     def _fresh_drafts(self) -> list[tuple[float, Candidate]]:
         return [(s, c) for s, c in self.drafts if c.key not in self.measured]
-
-
-def _latency(result) -> float:
-    """Measured seconds of a runner result (``inf`` when it failed)."""
-    from ..integration.resume import record_seconds
-
-    return record_seconds(result)
 
 
 def _fmt(value: float | None) -> str:
