@@ -116,6 +116,8 @@ def load_tvmscript(path: str):
 def cmd_tune(a) -> int:
     from .bench.compare import check_against_numpy, make_strategy
     from .integration.resume import measured_count, open_database
+    from .integration.cuda import check_runner
+    from .integration.runners import make_runner
     from .integration.timeline import Timeline, TimelineCallback
     from .integration.tune import check_workload, task_modules, tune_tir
 
@@ -124,16 +126,20 @@ def cmd_tune(a) -> int:
     target = parse_target(a.target)
     workload = resolve_workload(a.workload) if a.workload else None
     mod = check_workload(workload.func if workload else load_tvmscript(a.tvmscript))
+    runner = make_runner(a.runner)  # a bad runner or a GPU target without its GPU fails before any file exists
+    check_runner(target, runner)
     work_dir = a.work_dir or os.path.join("pruner_ms_runs", workload.name if workload else
                                           os.path.splitext(os.path.basename(a.tvmscript))[0])
+    if not a.work_dir:
+        print(f"pruner-ms tune: records go to {os.path.abspath(work_dir)} (--work-dir DIR to choose)", file=sys.stderr)
     cores = int((target.host or target).attrs.get("num-cores", 0) or os.cpu_count() or 1)
     strategy, cost_model = make_strategy(a.strategy, cores)
-    done = sum(measured_count(open_database(work_dir), m) for m in task_modules(mod))
+    done = sum(measured_count(open_database(work_dir), m) for m in task_modules(mod)) if os.path.isdir(work_dir) else 0
     timeline = Timeline(a.trials, progress=not a.no_progress, desc=f"{a.strategy} {a.workload or a.tvmscript}")
     if done and timeline.bar is not None:  # resumed: the bar starts at what the database already holds
         timeline.bar.update(min(done, a.trials))
     db = tune_tir(mod, target, work_dir, a.trials, strategy=strategy, cost_model=cost_model,
-                  num_trials_per_iter=a.trials_per_iter, runner=a.runner, space=a.space, seed=a.seed,
+                  num_trials_per_iter=a.trials_per_iter, runner=runner, space=a.space, seed=a.seed,
                   measure_callbacks=_default_callbacks() + [TimelineCallback(timeline)])
     timeline.close()
     print(_describe_database(work_dir, top=3))
@@ -325,7 +331,7 @@ def _describe_database(work_dir: str, *, top: int = 5, trace: bool = False) -> s
 def cmd_train(a) -> int:
     from .cost_model.train import main as train_main
 
-    return train_main(a.args)
+    return train_main(a.args, prog="pruner-ms train")
 
 
 # -- parser ---------------------------------------------------------------------------------------------
@@ -417,8 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    a = parser.parse_args(argv)
+    if argv[:1] == ["train"]:  # the trainer's own command line, its -h/--help included (a REMAINDER
+        # positional does not take arguments that start with '-', so argparse would reject them)
+        a = argparse.Namespace(command="train", args=argv[1:], func=cmd_train)
+    else:
+        a = parser.parse_args(argv)
     from .bench.suite import SuiteError
     from .integration.cuda import NoGPUError, NotTensorizableError
     from .integration.relax import ModelImportError

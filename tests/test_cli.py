@@ -105,3 +105,24 @@ def test_bench_writes_json_markdown_and_curves(tmp_path, capsys):
     assert "time-to-quality speed-up vs default" in table and "gemm-32x32x32" in table
     pngs = list((out_dir / "curves").glob("*.png"))
     assert len(pngs) == 1 and pngs[0].read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("command", ["tune", "compile", "bench", "compare", "show", "train"])
+def test_every_command_answers_help(command, capsys):
+    from pruner_ms.cli import main
+
+    for flag in ("--help", "-h"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([command, flag])
+        assert exit_info.value.code == 0
+        assert f"usage: pruner-ms {command}" in capsys.readouterr().out
+
+
+def test_a_bad_runner_fails_before_any_file_is_written(tmp_path, capsys):
+    from pruner_ms.cli import main
+
+    work_dir = tmp_path / "runs"
+    assert main(["tune", "--workload", "gemm-64", "--trials", "8", "--runner", "bogus://x",
+                 "--work-dir", str(work_dir)]) == 2
+    assert "unknown runner 'bogus://x'" in capsys.readouterr().err
+    assert not work_dir.exists()

@@ -282,8 +282,8 @@ def train_offline(work_dirs: list[str], *, holdout: Sequence[str] = (), epochs: 
     return model, report
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pruner_ms.cost_model.train", description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m pruner_ms.cost_model.train") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("work_dirs", nargs="+", metavar="WORK_DIR", help="MetaSchedule work_dirs")
     parser.add_argument("--holdout", action="append", default=[], metavar="NAME",
                         help="validation workload (name or work_dir base name); repeatable")
