@@ -73,28 +73,28 @@ def tune_workload(name: str, *, work_dir: Path, target, builder, runner, random_
     """Run the random and the searched phase into ``work_dir``; return this workload's manifest entry."""
     from tvm.s_tir import meta_schedule as ms
 
-    from pruner_ms.integration.workarounds import detach_unnamed_log_handlers
+    from pruner_ms.integration.workarounds import meta_schedule_logging
 
     wl = dataset_workload(name)
     record_file = work_dir / RECORD_FILE
     phases = {}
     t0 = time.perf_counter()
     if random_trials > 0:
-        detach_unnamed_log_handlers()
-        ms.tune_tir(wl.func, target, str(work_dir), max_trials_global=random_trials,
-                    num_trials_per_iter=min(random_per_iter, random_trials), builder=builder, runner=runner,
-                    strategy=ms.search_strategy.ReplayTrace(), cost_model="random", seed=seed,
-                    num_tuning_cores=cores)
+        with meta_schedule_logging():
+            ms.tune_tir(wl.func, target, str(work_dir), max_trials_global=random_trials,
+                        num_trials_per_iter=min(random_per_iter, random_trials), builder=builder, runner=runner,
+                        strategy=ms.search_strategy.ReplayTrace(), cost_model="random", seed=seed,
+                        num_tuning_cores=cores)
     n_random = len(_records(record_file)) if record_file.exists() else 0
     phases["random_seconds"] = round(time.perf_counter() - t0, 1)
     t1 = time.perf_counter()
     if search_trials > 0:
-        detach_unnamed_log_handlers()
-        ms.tune_tir(wl.func, target, str(work_dir), max_trials_global=search_trials,
-                    num_trials_per_iter=min(search_per_iter, search_trials), builder=builder, runner=runner,
-                    strategy=ms.search_strategy.EvolutionarySearch(),
-                    cost_model=ms.cost_model.XGBModel(num_tuning_cores=cores, num_warmup_samples=0),
-                    seed=seed + 1, num_tuning_cores=cores)
+        with meta_schedule_logging():
+            ms.tune_tir(wl.func, target, str(work_dir), max_trials_global=search_trials,
+                        num_trials_per_iter=min(search_per_iter, search_trials), builder=builder, runner=runner,
+                        strategy=ms.search_strategy.EvolutionarySearch(),
+                        cost_model=ms.cost_model.XGBModel(num_tuning_cores=cores, num_warmup_samples=0),
+                        seed=seed + 1, num_tuning_cores=cores)
     phases["search_seconds"] = round(time.perf_counter() - t1, 1)
     rows = _records(record_file)
     lat = np.array([mean_run_seconds(rec[1]) for _, rec in rows])

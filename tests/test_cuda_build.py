@@ -227,19 +227,19 @@ def test_tune_with_synthetic_latencies(tc_candidates, a100, tmp_path):
     from tvm.s_tir import meta_schedule as ms
 
     from pruner_ms.integration.cuda import CudaBuilder, SyntheticLatencyRunner
-    from pruner_ms.integration.workarounds import detach_unnamed_log_handlers
+    from pruner_ms.integration.workarounds import meta_schedule_logging
 
-    detach_unnamed_log_handlers()
     mod = fp16_gemm(256, 256, 256)
     builder = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path / "artifacts"))
     os.makedirs(tmp_path / "artifacts")
     runner = SyntheticLatencyRunner(builder)
-    db = ms.tune_tir(
-        mod, a100, str(tmp_path / "work"), max_trials_global=16, num_trials_per_iter=8,
-        builder=builder, runner=runner, cost_model="random", num_tuning_cores=2, seed=0,
-        strategy=ms.search_strategy.EvolutionarySearch(population_size=32, init_min_unmeasured=16,
-                                                       genetic_num_iters=1),
-    )
+    with meta_schedule_logging():
+        db = ms.tune_tir(
+            mod, a100, str(tmp_path / "work"), max_trials_global=16, num_trials_per_iter=8,
+            builder=builder, runner=runner, cost_model="random", num_tuning_cores=2, seed=0,
+            strategy=ms.search_strategy.EvolutionarySearch(population_size=32, init_min_unmeasured=16,
+                                                           genetic_num_iters=1),
+        )
     records = db.get_all_tuning_records()
     valid = [r for r in records if r.run_secs and float(r.run_secs[0]) < 1.0]
     assert len(valid) >= 8 and runner.calls >= 8

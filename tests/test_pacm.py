@@ -42,13 +42,13 @@ TRIALS = 32
 @pytest.fixture(scope="module")
 def gemm_db(tmp_path_factory, target, builder):
     """A real tuning database: a 64^3 GEMM measured on this CPU."""
-    from pruner_ms.integration.workarounds import detach_unnamed_log_handlers
+    from pruner_ms.integration.workarounds import meta_schedule_logging
 
-    detach_unnamed_log_handlers()
     wd = str(tmp_path_factory.mktemp("pacm") / "gemm-64")
-    ms.tune_tir(gemm(64, 64, 64).func, target, wd, max_trials_global=TRIALS, num_trials_per_iter=16,
-                strategy=ms.search_strategy.ReplayTrace(), cost_model="random", builder=builder,
-                num_tuning_cores=2, seed=3)
+    with meta_schedule_logging():
+        ms.tune_tir(gemm(64, 64, 64).func, target, wd, max_trials_global=TRIALS, num_trials_per_iter=16,
+                    strategy=ms.search_strategy.ReplayTrace(), cost_model="random", builder=builder,
+                    num_tuning_cores=2, seed=3)
     (wl,) = load_work_dir(wd)
     assert len(wl.records) == TRIALS
     return wd, wl
@@ -259,14 +259,14 @@ def test_moa_without_a_pretrained_model_is_refused(gemm_db):
 # ------------------------------------------------------------------------------------------ tuning
 def test_pacm_as_the_cost_model_of_a_tuning_run(tmp_path, target, builder):
     import pruner_ms
-    from pruner_ms.integration.workarounds import detach_unnamed_log_handlers
+    from pruner_ms.integration.workarounds import meta_schedule_logging
 
-    detach_unnamed_log_handlers()
     wl = gemm(64, 64, 64)
     model = PaCM(update_epochs=3, seed=0)
-    db = ms.tune_tir(wl.func, target, str(tmp_path / "wd"), max_trials_global=16, num_trials_per_iter=8,
-                     strategy=pruner_ms.PrunerSearch(population_size=64, draft_size=32), cost_model=model,
-                     builder=builder, num_tuning_cores=2, seed=5)
+    with meta_schedule_logging():
+        db = ms.tune_tir(wl.func, target, str(tmp_path / "wd"), max_trials_global=16, num_trials_per_iter=8,
+                         strategy=pruner_ms.PrunerSearch(population_size=64, draft_size=32), cost_model=model,
+                         builder=builder, num_tuning_cores=2, seed=5)
     records = db.get_all_tuning_records()
     assert len(records) == 16
     assert model.n_updates == 2 and sum(len(g["samples"]) for g in model.data.values()) == 16

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import statistics
@@ -84,7 +85,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     from ..hardware import host_cpu_spec
     from ..integration.timeline import TimedStrategy, Timeline, TimelineCallback
     from ..integration.tune import default_builder
-    from ..integration.workarounds import detach_unnamed_log_handlers, normalize_target
+    from ..integration.workarounds import meta_schedule_logging, normalize_target
 
     target = normalize_target(target if target is not None else host_cpu_spec().target())
     cores = cores or host_cpu_spec().cores
@@ -98,13 +99,15 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [TimelineCallback(timeline)]
     callbacks += list(extra_callbacks or [])
     builder = builder if builder is not None else default_builder(target, max_workers=cores)
-    detach_unnamed_log_handlers()
     timeline.restart()
-    db = ms.tune_tir(
-        workload.func, target, work_dir, max_trials_global=trials, num_trials_per_iter=trials_per_iter,
-        builder=builder, runner=runner, space=space, cost_model=cost_model,
-        strategy=TimedStrategy(strat, timeline), measure_callbacks=callbacks, seed=seed, num_tuning_cores=cores,
-    )
+    # with progress bars, they replace MetaSchedule's per-batch console tables (full logs stay in work_dir)
+    with meta_schedule_logging(logging.WARNING if progress else None):
+        db = ms.tune_tir(
+            workload.func, target, work_dir, max_trials_global=trials, num_trials_per_iter=trials_per_iter,
+            builder=builder, runner=runner, space=space, cost_model=cost_model,
+            strategy=TimedStrategy(strat, timeline), measure_callbacks=callbacks, seed=seed,
+            num_tuning_cores=cores,
+        )
     wall = time.perf_counter() - timeline.start
     timeline.close()
     result = check_against_numpy(db, workload, target) if check else {"numpy_ok": True, "max_abs_error": None}
@@ -422,8 +425,6 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
     ValueError
         An unknown strategy name.
     """
-    import logging
-
     from .remeasure import remeasure_runs
     from .workloads import get_workload
 
@@ -448,8 +449,6 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
 
     import tvm.s_tir.tensor_intrin  # noqa: F401  (pay the 20-50 s import once, before any clock starts)
 
-    if progress:  # the tqdm bars replace MetaSchedule's per-batch console tables (full logs stay in work_dir)
-        logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
     invocation = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     runs = []
     for wl, todo in plan:

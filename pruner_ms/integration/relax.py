@@ -149,7 +149,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .resume import measured_count, open_database
     from .runners import make_runner
     from .tune import default_builder
-    from .workarounds import detach_unnamed_log_handlers, normalize_target
+    from .workarounds import meta_schedule_logging, normalize_target
 
     if max_trials_global <= 0:
         raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
@@ -167,15 +167,15 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
         [t for t in tasks if done[t.task_name] < per_task], work_dir, strategy=strategy, seed=seed)
     if remaining > 0 and contexts:
-        detach_unnamed_log_handlers()
         measure_callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + list(callbacks or [])
-        ms.tune_tasks(
-            tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
-            max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
-            builder=builder if builder is not None else default_builder(target),
-            runner=runner, database=database, cost_model=cost_model,
-            measure_callbacks=measure_callbacks,
-        )
+        with meta_schedule_logging():
+            ms.tune_tasks(
+                tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
+                max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
+                builder=builder if builder is not None else default_builder(target),
+                runner=runner, database=database, cost_model=cost_model,
+                measure_callbacks=measure_callbacks,
+            )
     reports = []
     for t in tasks:
         top = database.get_top_k(database.commit_workload(t.dispatched[0]), 1) if database.has_workload(

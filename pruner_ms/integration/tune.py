@@ -15,7 +15,7 @@ from .cuda import (
 )
 from .resume import measured_count, open_database
 from .runners import make_runner
-from .workarounds import WarmPoolBuilder, detach_unnamed_log_handlers, normalize_target
+from .workarounds import WarmPoolBuilder, meta_schedule_logging, normalize_target
 
 logger = logging.getLogger("pruner_ms")
 
@@ -101,7 +101,6 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     if kwargs.get("space") == TENSOR_CORE_SPACE:
         check_tensorizable(mod, target)
         kwargs["space"] = tensor_core_space()
-    detach_unnamed_log_handlers()
     if builder is None:
         builder = default_builder(target)
     strategy = strategy if strategy is not None else PrunerSearch(resume=resume)
@@ -120,8 +119,9 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
             per_task = min(per_task, max_trials_global - done)
         kwargs["max_trials_per_task"] = per_task
         max_trials_global -= done
-    return ms.tune_tir(
-        mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
-        strategy=strategy, cost_model=cost_model,
-        builder=builder, runner=runner, **kwargs,
-    )
+    with meta_schedule_logging():
+        return ms.tune_tir(
+            mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
+            strategy=strategy, cost_model=cost_model,
+            builder=builder, runner=runner, **kwargs,
+        )

@@ -9,7 +9,7 @@
 * ``tune_tir`` rebuilds its logging config from the names of the handlers already on the
   ``tvm.s_tir.meta_schedule`` logger and crashes (``'NoneType' object has no attribute 'format'``)
   if one has no name, as pytest's capture handlers do (naming them is not enough: ``dictConfig``
-  then looks the name up in its own table): :func:`detach_unnamed_log_handlers` detaches them.
+  then looks the name up in its own table): :func:`meta_schedule_logging` detaches them while tuning and restores them after.
 * ``XGBModel`` predicts uniformly at random until 100 samples, i.e. for every run shorter than two
   default batches; :func:`shorten_xgb_warmup` caps that warm-up. The model reaches a search strategy
   only as an FFI handle, so :func:`python_object_of` finds the Python object behind it.
@@ -36,6 +36,7 @@ CUDA (used by :class:`~pruner_ms.integration.cuda.CudaBuilder`):
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -171,13 +172,26 @@ def normalize_target(target) -> Target:
 
 
 # -- logging --------------------------------------------------------------------------------------
-def detach_unnamed_log_handlers() -> None:
-    """Detach unnamed handlers from MetaSchedule's logger, which would crash ``tune_tir``'s set-up."""
+@contextlib.contextmanager
+def meta_schedule_logging(level: int | None = None):
+    """A block in which MetaSchedule's logger has no unnamed handlers (they crash ``tune_tir``'s
+    logging set-up, which looks handlers up by name) and, if ``level`` is given, that level; the
+    handlers and the level are restored when the block ends."""
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
-    for handler in list(ms_logger.handlers):
-        if handler.get_name() is None:
-            logger.debug("detaching unnamed log handler %r from %s", handler, ms_logger.name)
-            ms_logger.removeHandler(handler)
+    detached = [h for h in ms_logger.handlers if h.get_name() is None]
+    previous_level = ms_logger.level
+    for handler in detached:
+        logger.debug("detaching unnamed log handler %r from %s while tuning", handler, ms_logger.name)
+        ms_logger.removeHandler(handler)
+    if level is not None:
+        ms_logger.setLevel(level)
+    try:
+        yield ms_logger
+    finally:
+        ms_logger.setLevel(previous_level)
+        for handler in detached:
+            if handler not in ms_logger.handlers:
+                ms_logger.addHandler(handler)
 
 
 # -- cost models ----------------------------------------------------------------------------------
