@@ -186,8 +186,28 @@ def format_report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def format_rescore_comparison(before: list[dict], after: list[dict]) -> str:
+    """A before -> after table of two ``--rescore`` results over the same saved programs."""
+    prior = {r["workload"]: r for r in before}
+    rows = [(prior[r["workload"]], r) for r in after if r["workload"] in prior]
+    lines = ["| workload | programs | Spearman | pairwise acc. | top-8 pick / best (random 8) |", "|---|---|---|---|---|"]
+    for b, a in rows:
+        lines.append(f"| {a['workload']} | {a['programs']} | {b['spearman']:+.2f} → {a['spearman']:+.2f} | "
+                     f"{b['pairwise_accuracy']:.2f} → {a['pairwise_accuracy']:.2f} | "
+                     f"{b['top_pick']:.2f} → **{a['top_pick']:.2f}** ({a['random_pick']:.2f}) |")
+    med = statistics.median
+    lines += ["", f"- {len(rows)} workloads. Median Spearman {med(b['spearman'] for b, _ in rows):.2f} → "
+                  f"{med(a['spearman'] for _, a in rows):.2f} (better on {sum(a['spearman'] > b['spearman'] for b, a in rows)}, "
+                  f"worse on {sum(a['spearman'] < b['spearman'] for b, a in rows)}); the top-8 pick beats 8 random "
+                  f"programs on {sum(b['top_pick'] < b['random_pick'] for b, _ in rows)} → "
+                  f"{sum(a['top_pick'] < a['random_pick'] for _, a in rows)}."]
+    return "\n".join(lines)
+
+
 def format_comparison(before: list[dict], after: list[dict]) -> str:
     """A before -> after table of two reports over the same workloads (and seed)."""
+    if after and "top_pick" in after[0]:
+        return format_rescore_comparison(before, after)
     prior = {r["workload"]: r for r in before}
     lines = ["| workload | Spearman | pairwise acc. | top-32 drafts / 32 random | top-32 ranked / 32 random |",
              "|---|---|---|---|---|"]
@@ -234,13 +254,20 @@ def main(argv=None) -> int:
             print(format_comparison(json.load(f0)["rows"], json.load(f1)["rows"]))
         return 0
     if a.rescore:
+        rows = []
         for wl in workloads:
             path = os.path.join(a.rescore, f"{wl.name}.json")
             if os.path.exists(path):
                 r = rescore_workload(path, wl)
+                rows.append(r)
                 print(f"{r['workload']:40s} n={r['programs']:3d} spearman {r['spearman']:+.2f} pairwise "
                       f"{r['pairwise_accuracy']:.2f} top-8 pick {r['top_pick']:.2f} (random {r['random_pick']:.2f}) "
                       f"analyzer/measured {r['analyzer_over_measured_median']:.2f}", flush=True)
+        if a.out:
+            os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+            with open(a.out, "w") as f:
+                json.dump({"command": " ".join(["python", "scripts/analyzer_report.py", *(argv or sys.argv[1:])]),
+                           "kind": "rescore", "rows": rows}, f, indent=1)
         return 0
     if not a.out:
         p.error("--out is required unless --rescore is given")
