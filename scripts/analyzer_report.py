@@ -139,7 +139,7 @@ def rescore_workload(path: str, wl, *, top: int = 8) -> dict:
     import tvm
 
     from pruner_ms.hardware import host_cpu_spec
-    from pruner_ms.strategy.pruner_search import analyzer_for_target
+    from pruner_ms.analysis import analyzer_for_target
     from pruner_ms.strategy.trust import spearman
 
     with open(path) as f:

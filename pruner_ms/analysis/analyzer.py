@@ -72,3 +72,27 @@ class SymbolicAnalyzer:
 
     def estimate_seconds(self, mod) -> float:
         return self.analyze(mod).seconds
+
+
+def analyzer_for_target(target) -> SymbolicAnalyzer:
+    """The symbolic analyzer that matches a TVM target: the host spec for ``llvm`` (with the memory
+    figures measured on this machine, :func:`~pruner_ms.hardware.calibration.calibrated_spec`), the GPU spec of
+    ``configs/gpu`` for a ``cuda`` target (an unknown GPU raises :class:`~pruner_ms.hardware.UnknownGPUError`)."""
+    from ..hardware.calibration import calibrated_spec
+    from ..hardware.cpu import host_cpu_spec, load_cpu_spec
+    from ..hardware.gpu import gpu_spec_for_target
+
+    kind = str(target.kind.name)
+    if kind == "cuda":
+        return SymbolicAnalyzer(gpu_spec_for_target(target))
+    if kind != "llvm":
+        raise NotImplementedError(
+            f"PrunerSearch has no analyzer for target kind {kind!r}; 'llvm' CPU and 'cuda' NVIDIA targets are "
+            "supported. Pass analyzer=SymbolicAnalyzer(spec) for a custom description."
+        )
+    host = host_cpu_spec()
+    mcpu = str(target.attrs.get("mcpu", "") or host.llvm_mcpu)
+    cores = int(target.attrs.get("num-cores", 0) or host.cores)
+    if mcpu == host.llvm_mcpu:  # this machine: its memory beyond the L2 is measured once (cached)
+        return SymbolicAnalyzer(calibrated_spec(dataclasses.replace(host, cores=cores)))
+    return SymbolicAnalyzer(load_cpu_spec(mcpu, cores=cores))

@@ -36,7 +36,7 @@ class SymbolicCostModel(PyCostModel):
 
     def predict(self, context, candidates) -> np.ndarray:
         if self.analyzer is None:
-            from ..strategy.pruner_search import analyzer_for_target
+            from ..analysis import analyzer_for_target
 
             self.analyzer = analyzer_for_target(context.target)
         out = np.zeros(len(candidates), dtype="float64")

@@ -1,4 +1,5 @@
 """Search strategies."""
-from .pruner_search import PrunerSearch, analyzer_for_target
+from ..analysis import analyzer_for_target  # re-exported: its home is pruner_ms.analysis
+from .pruner_search import PrunerSearch
 
 __all__ = ["PrunerSearch", "analyzer_for_target"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import math
 import time
@@ -12,7 +11,7 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy
 
-from ..analysis import SymbolicAnalyzer
+from ..analysis import SymbolicAnalyzer, analyzer_for_target
 from ..integration.measured_latency import result_seconds
 from ..integration.workarounds import python_object_of, shorten_xgb_warmup
 from .genetic import evolve
@@ -21,30 +20,6 @@ from .profile import RoundProfile
 from .trust import AnalyzerTrust
 
 logger = logging.getLogger("pruner_ms")
-
-
-def analyzer_for_target(target) -> SymbolicAnalyzer:
-    """The symbolic analyzer that matches a TVM target: the host spec for ``llvm`` (with the memory
-    figures measured on this machine, :func:`~pruner_ms.hardware.calibration.calibrated_spec`), the GPU spec of
-    ``configs/gpu`` for a ``cuda`` target (an unknown GPU raises :class:`~pruner_ms.hardware.UnknownGPUError`)."""
-    from ..hardware.calibration import calibrated_spec
-    from ..hardware.cpu import host_cpu_spec, load_cpu_spec
-    from ..hardware.gpu import gpu_spec_for_target
-
-    kind = str(target.kind.name)
-    if kind == "cuda":
-        return SymbolicAnalyzer(gpu_spec_for_target(target))
-    if kind != "llvm":
-        raise NotImplementedError(
-            f"PrunerSearch has no analyzer for target kind {kind!r}; 'llvm' CPU and 'cuda' NVIDIA targets are "
-            "supported. Pass analyzer=SymbolicAnalyzer(spec) for a custom description."
-        )
-    host = host_cpu_spec()
-    mcpu = str(target.attrs.get("mcpu", "") or host.llvm_mcpu)
-    cores = int(target.attrs.get("num-cores", 0) or host.cores)
-    if mcpu == host.llvm_mcpu:  # this machine: its memory beyond the L2 is measured once (cached)
-        return SymbolicAnalyzer(calibrated_spec(dataclasses.replace(host, cores=cores)))
-    return SymbolicAnalyzer(load_cpu_spec(mcpu, cores=cores))
 
 
 # The paper's constants (population, drafts, draft GA iterations, random share of the population).
