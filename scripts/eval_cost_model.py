@@ -138,14 +138,16 @@ def main(argv=None) -> int:
             met = ranking_metrics([(scores, thr)])
             per_model[m].append((scores, thr))
             rows.append({"holdout": h, "model": m, "seconds": time.perf_counter() - t, **met})
-            print(f"{h} {m}: pairwise {met['pairwise_accuracy']:.3f} top1 {met['top1_recall']:.0f} "
-                  f"top5 {met['top5_recall']:.0f} peak@5 {met['peak_score@5']:.3f}", flush=True)
+            print(f"{h} {m}: pairwise {met['pairwise_accuracy']:.3f} recall@10 {met['recall@10']:.2f} "
+                  f"ndcg@10 {met['ndcg@10']:.3f} near-best@10 {met['near_best@10']:.2f} "
+                  f"peak@5 {met['peak_score@5']:.3f}", flush=True)
     summary = {m: ranking_metrics(groups) for m, groups in per_model.items() if groups}
-    print("\n| model | pairwise accuracy | top-1 recall | top-5 recall | peak score@1 | peak score@5 | workloads |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| model | pairwise accuracy | recall@10 | NDCG@10 | near-best@10 (5 %) | peak score@1 | peak score@5 | "
+          "workloads |")
+    print("|---|---|---|---|---|---|---|---|")
     for m, s in summary.items():
-        print(f"| {m} | {s['pairwise_accuracy']:.3f} | {s['top1_recall']:.2f} | {s['top5_recall']:.2f} | "
-              f"{s['peak_score@1']:.3f} | {s['peak_score@5']:.3f} | {s['n_groups']} |")
+        print(f"| {m} | {s['pairwise_accuracy']:.3f} | {s['recall@10']:.2f} | {s['ndcg@10']:.3f} | "
+              f"{s['near_best@10']:.2f} | {s['peak_score@1']:.3f} | {s['peak_score@5']:.3f} | {s['n_groups']} |")
     timing = _timing(models, data[holdouts[0]], seed=a.seed) if a.timing else None
     if timing:
         print("timing (s):", json.dumps(timing))
@@ -153,6 +155,11 @@ def main(argv=None) -> int:
     with open(a.out, "w", encoding="utf-8") as f:
         json.dump({"argv": sys.argv, "summary": summary, "rows": rows, "timing": timing}, f, indent=1, default=str)
     print(f"wrote {a.out}")
+    failed = sorted({(r["model"], r["error"]) for r in rows if "error" in r})
+    if failed:  # the evaluation asked for these models; a failure is an error, not a footnote
+        for m, err in failed:
+            print(f"eval_cost_model: model {m} failed: {err}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -32,7 +32,9 @@ from pruner_ms.cost_model.train import (
     pairwise_accuracy,
     peak_score_at_k,
     ranking_metrics,
-    topk_recall,
+    near_best_at_k,
+    ndcg_at_k,
+    recall_at_k,
     train_offline,
 )
 
@@ -122,10 +124,18 @@ def test_ranking_metrics_on_hand_examples():
     assert pairwise_accuracy([1, 2, 3, 4], y) == 0.0
     assert pairwise_accuracy([1, 1, 1, 1], y) == 0.5
     assert math.isnan(pairwise_accuracy([1, 2], [0.5, 0.5]))
-    assert topk_recall([0, 3, 2, 1], y, 1) == 0.0 and topk_recall([0, 3, 2, 1], y, 4) == 1.0
+    assert recall_at_k([0, 3, 2, 1], y, 1) == 0.0 and recall_at_k([0, 3, 2, 1], y, 4) == 1.0
+    assert recall_at_k([0, 3, 2, 1], y, 2) == 0.5  # predicted {1, 2}, true {0, 1}
+    assert ndcg_at_k([4, 3, 2, 1], y, 3) == pytest.approx(1.0)
+    assert 0.0 < ndcg_at_k([1, 2, 3, 4], y, 3) < ndcg_at_k([0, 3, 2, 1], y, 3) < 1.0
+    assert near_best_at_k([4, 3, 2, 1], [1.0, 0.96, 0.5, 0.1], 2) == 1.0  # 0.96: within 5 % of the best latency
+    assert near_best_at_k([4, 3, 2, 1], [1.0, 0.9, 0.5, 0.1], 2) == 0.5
+    # a model that scores every program alike is not rewarded for the dataset's order
+    ties = [np.mean([recall_at_k([1] * 20, np.arange(20, 0, -1), 5, seed=s) for s in range(50)])]
+    assert ties[0] < 0.5
     assert peak_score_at_k([0, 3, 2, 1], y, 1) == 0.5 and peak_score_at_k([0, 3, 2, 1], y, 2) == 0.5
     m = ranking_metrics([([4, 3, 2, 1], y), ([1, 2, 3, 4], y)], ks=(1,))
-    assert m["pairwise_accuracy"] == 0.5 and m["top1_recall"] == 0.5 and m["n_groups"] == 2
+    assert m["pairwise_accuracy"] == 0.5 and m["recall@1"] == 0.5 and m["n_groups"] == 2
     assert np.allclose(throughput_labels([1e-3, 2e-3, None, 1e10]), [1.0, 0.5, 0.0, 0.0])
 
 

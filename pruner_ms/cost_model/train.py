@@ -7,8 +7,14 @@ validation metrics measure transfer to workloads the model has not seen.
 Metrics (design note section 4 reports them for the reference model), averaged over workloads:
 
 * pairwise accuracy: share of program pairs with different true throughput ordered correctly;
-* top-k recall: 1 if the truly best program is among the model's k best, else 0;
+* recall@k: share of the true k best programs that are among the model's k best;
+* NDCG@k: discounted gain of the model's k best (gain: throughput over the best) over the ideal's;
+* near-best@k: share of the model's k best within 5 % of the best latency;
 * peak score@k: best true throughput among the model's k best over the true best.
+
+Ties (equal scores, equal throughputs) are broken at random with a fixed seed, not by input order:
+a model that scores every program alike must not look good because the dataset lists good programs
+first.
 
 Command line::
 
@@ -37,9 +43,15 @@ _FILES = (WORKLOAD_FILE, RECORD_FILE)
 
 
 # ---------------------------------------------------------------------------------------- metrics
-def _order(scores: np.ndarray) -> np.ndarray:
-    """Indices by descending score (ties keep input order)."""
-    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+#: a program within this share of the best latency counts as near-best
+NEAR_BEST_TOLERANCE = 0.05
+
+
+def _order(scores, *, seed: int = 0) -> np.ndarray:
+    """Indices by descending score, ties broken at random (reproducibly, by ``seed``)."""
+    s = np.asarray(scores, dtype=np.float64)
+    tie_break = np.random.default_rng(seed).permutation(len(s))
+    return np.lexsort((tie_break, -s))
 
 
 def pairwise_accuracy(scores, throughputs) -> float:
@@ -56,45 +68,72 @@ def pairwise_accuracy(scores, throughputs) -> float:
     return float(((ds[mask] > 0).sum() + 0.5 * (ds[mask] == 0).sum()) / n)
 
 
-def topk_recall(scores, throughputs, k: int) -> float:
-    """1.0 when a truly best program is among the ``k`` best by ``scores``, else 0.0 (``nan`` when
+def recall_at_k(scores, throughputs, k: int, *, seed: int = 0) -> float:
+    """Share of the ``k`` truly best programs among the ``k`` best by ``scores`` (``nan`` when
     nothing ran)."""
     y = np.asarray(throughputs, dtype=np.float64)
     if len(y) == 0 or y.max() <= 0:
         return math.nan
-    top = _order(scores)[:k]
-    return float(np.any(y[top] >= y.max()))
+    k = min(k, len(y))
+    predicted = set(_order(scores, seed=seed)[:k].tolist())
+    true = set(_order(y, seed=seed + 1)[:k].tolist())
+    return len(predicted & true) / k
 
 
-def peak_score_at_k(scores, throughputs, k: int) -> float:
+def ndcg_at_k(scores, throughputs, k: int, *, seed: int = 0) -> float:
+    """Normalised discounted cumulative gain of the ``k`` best by ``scores``, the gain of a program
+    being its throughput over the best (``nan`` when nothing ran)."""
+    y = np.asarray(throughputs, dtype=np.float64)
+    if len(y) == 0 or y.max() <= 0:
+        return math.nan
+    gain = y / y.max()
+    k = min(k, len(y))
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    dcg = float((gain[_order(scores, seed=seed)[:k]] * discount).sum())
+    ideal = float((np.sort(gain)[::-1][:k] * discount).sum())
+    return dcg / ideal
+
+
+def near_best_at_k(scores, throughputs, k: int, *, tolerance: float = NEAR_BEST_TOLERANCE, seed: int = 0) -> float:
+    """Share of the ``k`` best by ``scores`` whose latency is within ``tolerance`` of the best
+    (``nan`` when nothing ran)."""
+    y = np.asarray(throughputs, dtype=np.float64)
+    if len(y) == 0 or y.max() <= 0:
+        return math.nan
+    top = _order(scores, seed=seed)[:min(k, len(y))]
+    return float(np.mean(y[top] * (1.0 + tolerance) >= y.max()))
+
+
+def peak_score_at_k(scores, throughputs, k: int, *, seed: int = 0) -> float:
     """Best true throughput among the ``k`` best by ``scores``, over the best true throughput
     (``nan`` when nothing ran)."""
     y = np.asarray(throughputs, dtype=np.float64)
     if len(y) == 0 or y.max() <= 0:
         return math.nan
-    return float(y[_order(scores)[:k]].max() / y.max())
+    return float(y[_order(scores, seed=seed)[:k]].max() / y.max())
 
 
-def ranking_metrics(groups: Iterable[tuple[np.ndarray, np.ndarray]], ks: Sequence[int] = (1, 5)) -> dict:
+def ranking_metrics(groups: Iterable[tuple[np.ndarray, np.ndarray]], ks: Sequence[int] = (1, 5, 10)) -> dict:
     """Metrics of each ``(scores, throughputs)`` group averaged over groups (``nan`` entries skipped).
 
     Returns
     -------
     dict
-        ``pairwise_accuracy``, ``top{k}_recall`` and ``peak_score@{k}`` for each ``k``, and
-        ``n_groups``.
+        ``pairwise_accuracy`` and, for each ``k``, ``recall@{k}``, ``ndcg@{k}``, ``near_best@{k}``
+        and ``peak_score@{k}``; ``n_groups``.
     """
+    per_k = {"recall": recall_at_k, "ndcg": ndcg_at_k, "near_best": near_best_at_k, "peak_score": peak_score_at_k}
     rows: dict[str, list[float]] = {"pairwise_accuracy": []}
     for k in ks:
-        rows[f"top{k}_recall"] = []
-        rows[f"peak_score@{k}"] = []
+        for name in per_k:
+            rows[f"{name}@{k}"] = []
     n = 0
     for scores, thr in groups:
         n += 1
         rows["pairwise_accuracy"].append(pairwise_accuracy(scores, thr))
         for k in ks:
-            rows[f"top{k}_recall"].append(topk_recall(scores, thr, k))
-            rows[f"peak_score@{k}"].append(peak_score_at_k(scores, thr, k))
+            for name, metric in per_k.items():
+                rows[f"{name}@{k}"].append(metric(scores, thr, k))
     out: dict = {}
     for name, vals in rows.items():
         v = [x for x in vals if not math.isnan(x)]
