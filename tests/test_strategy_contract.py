@@ -1,0 +1,140 @@
+"""MetaSchedule's search-strategy contract, checked the way TVM tests its own strategies.
+
+A ``TuneContext`` with a ``ScheduleFn`` space, a mutator that resamples every decision, MetaSchedule's
+``RandomModel`` and a ``MemoryDatabase``; the test plays the task scheduler (hand out a batch, commit
+its records, report the results), so no program is built or run.
+"""
+from __future__ import annotations
+
+import pytest
+import tvm
+import tvm_ffi
+from tvm.ir.utils import derived_object
+from tvm.s_tir import Schedule
+from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.mutator import PyMutator
+from tvm.s_tir.meta_schedule.runner import RunnerResult
+from tvm.s_tir.schedule import Trace
+
+from pruner_ms import PrunerSearch
+from pruner_ms.bench.workloads import gemm
+from pruner_ms.integration.measured_latency import METASCHEDULE_FAILED_SECONDS
+
+SMALL = {"population_size": 32, "draft_size": 16}
+
+
+@derived_object
+class ResampleMutator(PyMutator):
+    """Drops every decision: the trace is replayed with fresh samples (TVM's tests' dummy mutator)."""
+
+    def _initialize_with_tune_context(self, context) -> None:
+        pass
+
+    def apply(self, trace: Trace, _) -> Trace:
+        return Trace(trace.insts, {})
+
+    def clone(self):
+        return ResampleMutator()
+
+
+def _tile_gemm(sch):
+    c = sch.get_sblock("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, sch.sample_perfect_tile(i, n=2))
+    j0, j1 = sch.split(j, sch.sample_perfect_tile(j, n=2))
+    k0, k1 = sch.split(k, sch.sample_perfect_tile(k, n=2))
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+
+
+def _leave_as_is(sch):
+    return sch
+
+
+def _context(target, sch_fn, *, n: int = 64, seed: int = 0, **strategy_kwargs):
+    mod = tvm.IRModule({"main": gemm(n, n, n).func})
+    return ms.TuneContext(
+        mod=mod, target=target,
+        space_generator=ms.space_generator.ScheduleFn(sch_fn=sch_fn, sch_rules=[], postprocs=[],
+                                                      mutator_probs={ResampleMutator(): 1.0}),
+        search_strategy=PrunerSearch(**{**SMALL, **strategy_kwargs}), task_name="contract", rand_state=seed,
+        num_threads=2,
+    )
+
+
+def _key(sch) -> int:
+    return int(tvm_ffi.structural_hash(sch.mod))
+
+
+def _play(context, database, *, max_trials: int, per_iter: int, latency=lambda i: 1e-3 * (1 + i % 7)):
+    """Run the strategy as MetaSchedule's task scheduler would; return the batches handed out."""
+    strategy = context.search_strategy
+    spaces = context.space_generator.generate_design_space(context.mod)
+    strategy.pre_tuning(max_trials, per_iter, spaces, database, ms.cost_model.RandomModel(seed=0))
+    workload = database.commit_workload(context.mod)
+    batches, count = [], 0
+    while (cands := strategy.generate_measure_candidates()) is not None:
+        results = []
+        for cand in cands:
+            secs = [latency(count)]
+            count += 1
+            database.commit_tuning_record(ms.database.TuningRecord(cand.sch.trace, workload, secs, context.target,
+                                                                   cand.args_info))
+            results.append(RunnerResult(secs, None))
+        strategy.notify_runner_results(cands, results)
+        batches.append(cands)
+        assert len(batches) < 100, "the strategy never stopped"
+    strategy.post_tuning()
+    return batches
+
+
+def test_every_budget_and_batch_size_is_honoured_without_repeats(target):
+    context = _context(target, _tile_gemm)
+    batches = _play(context, ms.database.MemoryDatabase(), max_trials=20, per_iter=7)
+    assert [len(b) for b in batches] == [7, 7, 6]
+    keys = [_key(c.sch) for b in batches for c in b]
+    assert len(set(keys)) == len(keys) == 20
+
+
+def test_no_program_the_database_holds_is_handed_out_valid_or_failed(target):
+    database = ms.database.MemoryDatabase()
+    # a first run: half of its programs failed (MetaSchedule records them at 1e10 s)
+    first = _play(_context(target, _tile_gemm, seed=1), database, max_trials=16, per_iter=8,
+                  latency=lambda i: METASCHEDULE_FAILED_SECONDS if i % 2 else 1e-3)
+    held = {_key(c.sch) for b in first for c in b}
+    assert len(held) == 16
+    second = _play(_context(target, _tile_gemm, seed=2, resume=False), database, max_trials=16, per_iter=8)
+    handed = [_key(c.sch) for b in second for c in b]
+    assert handed and not held & set(handed)
+    assert len(set(handed)) == len(handed)
+
+
+def test_a_space_without_decisions_is_measured_once(target):
+    batches = _play(_context(target, _leave_as_is), ms.database.MemoryDatabase(), max_trials=16, per_iter=8)
+    assert [len(b) for b in batches] == [1]
+
+
+def test_a_record_whose_trace_no_longer_applies_is_skipped(target):
+    # a trace tuned for a 64^3 GEMM, committed under a 48^3 one: its tile sizes do not divide 48
+    database = ms.database.MemoryDatabase()
+    old = _context(target, _tile_gemm, n=64)
+    (space,) = old.space_generator.generate_design_space(old.mod)
+    stale = None
+    for seed in range(1, 50):  # a sample whose tiles do not divide 48 (32 or 64 among its factors)
+        candidate = Schedule(old.mod, seed=seed)
+        Trace(space.trace.insts, {}).apply_to_schedule(candidate, remove_postproc=True)
+        factors = [int(f) for tiles in candidate.trace.decisions.values() for f in tiles]
+        if any(f in (32, 64) for f in factors):
+            stale = candidate.trace
+            break
+    assert stale is not None
+    new = _context(target, _tile_gemm, n=48)
+    workload = database.commit_workload(new.mod)
+    database.commit_tuning_record(ms.database.TuningRecord(stale, workload, [1e-3], target, None))
+    batches = _play(new, database, max_trials=8, per_iter=8)
+    assert sum(len(b) for b in batches) == 7  # the stale record counts against the budget (resume) but is not fatal
+
+
+@pytest.mark.parametrize("per_iter", [1, 5])
+def test_small_batches(target, per_iter):
+    batches = _play(_context(target, _tile_gemm), ms.database.MemoryDatabase(), max_trials=5, per_iter=per_iter)
+    assert sum(len(b) for b in batches) == 5 and all(len(b) <= per_iter for b in batches)
