@@ -292,3 +292,29 @@ def test_llvm_vectorizes_a_contiguous_element_wise_loop(analyzer, target):
         measured[kind] = ex.mod.time_evaluator("main", tvm.cpu(), number=20, repeat=5, min_repeat_ms=20)(x, y).median
     assert measured["serial"] < 2 * measured["vectorized"], measured  # equal on the dev VM
     assert est["serial"] < 1.5 * est["vectorized"], est  # counted as scalar code: 9x
+
+
+def test_an_index_node_the_analyzer_cannot_read_is_logged_once(analyzer):
+    import logging
+
+    import tvm
+    from tvm import te
+
+    from pruner_ms.analysis.loop_nest import _note_unknown_index_node
+
+    a = te.placeholder((256,), name="A")
+    # the guard's operand bitwise_and(i, 1) is a node the analyzer does not read (TE read regions hold none)
+    b = te.compute((128,), lambda i: te.if_then_else(tvm.tirx.bitwise_and(i, 1) == 0, a[i], 0.0), name="B")
+    func = te.create_prim_func([a, b])
+    seen = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())
+    log = logging.getLogger("pruner_ms")
+    log.addHandler(handler)
+    _note_unknown_index_node.cache_clear()
+    try:
+        for _ in range(3):
+            assert analyzer.analyze(Schedule(func).mod).seconds > 0
+    finally:
+        log.removeHandler(handler)
+    assert len([m for m in seen if "BitwiseAnd nodes are read as 0" in m]) == 1, seen

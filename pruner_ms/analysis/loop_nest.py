@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import logging
+
 import numpy as np
 from tvm import ir, tirx
 from tvm.s_tir import SBlockRealize
 from tvm_ffi import _ffi_api as _ffi
 
 _get, _size = _ffi.ArrayGetItem, _ffi.ArraySize
+logger = logging.getLogger("pruner_ms")
 
 
 def _items(arr) -> list:
@@ -129,7 +132,8 @@ class _PySource:
     """Write integer index expressions as numpy-vectorized Python source.
 
     Variables are named by their handle (``Var.__eq__`` builds an EQ expression, so TIR vars make
-    slow dict keys); unknown nodes become 0 (their spans stay 0 and footprints are capped by shape).
+    slow dict keys); unknown nodes become 0 (their spans stay 0 and footprints are capped by shape),
+    and each kind of unknown node is logged once (:func:`_note_unknown_index_node`).
     """
 
     def __init__(self) -> None:
@@ -154,7 +158,15 @@ class _PySource:
             return self.names.get(e.__chandle__(), "0")
         if t is tirx.Cast:
             return self(e.value)
+        _note_unknown_index_node(t.__name__)
         return "0"
+
+
+@functools.lru_cache(maxsize=None)
+def _note_unknown_index_node(kind: str) -> None:
+    """Say once per node kind that an index expression holds a node the analyzer reads as 0."""
+    logger.warning("pruner_ms analyzer: index expressions with %s nodes are read as 0 (the access is taken "
+                   "as not moving with the loops they involve); estimates for such programs are less exact", kind)
 
 
 _BINARY = {
