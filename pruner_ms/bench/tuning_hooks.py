@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-from tvm.s_tir.meta_schedule.search_strategy import PySearchStrategy
 
 from ..integration.measured_latency import result_seconds
+from ..strategy.forwarding import ForwardingStrategy
 
 
 def short_error(msg: str | None, limit: int = 300) -> str | None:
@@ -32,7 +32,7 @@ def short_error(msg: str | None, limit: int = 300) -> str | None:
 
 
 @derived_object
-class StopWhen(PySearchStrategy):
+class StopWhen(ForwardingStrategy):
     """Wrap a search strategy; hand back no candidates (which ends the run) once ``stop()`` is true.
 
     Parameters
@@ -50,7 +50,7 @@ class StopWhen(PySearchStrategy):
     """
 
     def __init__(self, inner, stop: Callable[[], bool], _state: dict | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.stop = stop
         self._state = _state if _state is not None else {"stopped": False}
 
@@ -58,35 +58,14 @@ class StopWhen(PySearchStrategy):
     def stopped(self) -> bool:
         return self._state["stopped"]
 
-    def _initialize_with_tune_context(self, context) -> None:
-        self.inner._initialize_with_tune_context(context)
-
-    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
-        self.inner.pre_tuning(max_trials, num_trials_per_iter, design_spaces, database, cost_model)
-
-    def post_tuning(self) -> None:
-        self.inner.post_tuning()
-
     def generate_measure_candidates(self):
         if self.stop():
             self._state["stopped"] = True
             return None
         return self.inner.generate_measure_candidates()
 
-    def notify_runner_results(self, measure_candidates, results) -> None:
-        self.inner.notify_runner_results(measure_candidates, results)
-
     def clone(self):
-        inst = getattr(self.inner, "_inst", None)
-        return StopWhen(inst.clone() if inst is not None else self.inner.clone(), self.stop, self._state)
-
-    @property
-    def last_round_profile(self):
-        return getattr(self.inner, "last_round_profile", None)
-
-    @property
-    def resumes_from_database(self) -> bool:
-        return bool(getattr(self.inner, "resumes_from_database", False))
+        return StopWhen(self.inner_clone(), self.stop, self._state)
 
 
 @derived_object

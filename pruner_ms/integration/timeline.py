@@ -6,8 +6,8 @@ import time
 
 from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-from tvm.s_tir.meta_schedule.search_strategy import PySearchStrategy
 
+from ..strategy.forwarding import ForwardingStrategy
 from .measured_latency import result_seconds
 
 
@@ -77,7 +77,7 @@ class TimelineCallback(PyMeasureCallback):
 
 
 @derived_object
-class TimedStrategy(PySearchStrategy):
+class TimedStrategy(ForwardingStrategy):
     """Wrap any search strategy and log the host time of each ``generate_measure_candidates``.
 
     After each call it also logs the inner strategy's ``last_round_profile`` (a dict of per-phase
@@ -86,17 +86,8 @@ class TimedStrategy(PySearchStrategy):
     """
 
     def __init__(self, inner, timeline: Timeline) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.timeline = timeline
-
-    def _initialize_with_tune_context(self, context) -> None:
-        self.inner._initialize_with_tune_context(context)
-
-    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
-        self.inner.pre_tuning(max_trials, num_trials_per_iter, design_spaces, database, cost_model)
-
-    def post_tuning(self) -> None:
-        self.inner.post_tuning()
 
     def generate_measure_candidates(self):
         t = time.perf_counter()
@@ -106,15 +97,5 @@ class TimedStrategy(PySearchStrategy):
         self.timeline.round_profiles.append(dict(profile) if profile is not None else None)
         return out
 
-    def notify_runner_results(self, measure_candidates, results) -> None:
-        self.inner.notify_runner_results(measure_candidates, results)
-
     def clone(self):
-        # a Python strategy is cloned on its Python object: the FFI ``clone`` would hand back a bare
-        # handle, hiding the clone's attributes (``last_round_profile``) from the wrapper
-        inst = getattr(self.inner, "_inst", None)
-        return TimedStrategy(inst.clone() if inst is not None else self.inner.clone(), self.timeline)
-
-    @property
-    def resumes_from_database(self) -> bool:
-        return bool(getattr(self.inner, "resumes_from_database", False))
+        return TimedStrategy(self.inner_clone(), self.timeline)
