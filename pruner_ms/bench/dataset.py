@@ -119,7 +119,8 @@ class WorkloadRecords:
 
 
 def dataset_dir() -> Path:
-    """The shipped dataset: ``tests/data/cpu_dataset`` beside the ``pruner_ms`` package."""
+    """The dataset of a source checkout, ``tests/data/cpu_dataset`` beside the ``pruner_ms`` package
+    (a wheel does not ship it: pass a dataset directory explicitly there)."""
     return Path(__file__).resolve().parents[2] / "tests" / "data" / "cpu_dataset"
 
 
