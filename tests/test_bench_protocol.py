@@ -96,3 +96,16 @@ def test_ablation_strategies_run(strategy, tmp_path, gemm64, monkeypatch):
                   progress=False, pruner_kwargs=SMALL_PRUNER if strategy.startswith("pruner") else None)
     assert run["numpy_ok"] and run["trials"] == 8 and run["strategy"] == strategy
     assert len(run["round_profiles"]) == len(run["round_seconds"])
+
+
+def test_a_pruner_ablation_is_a_strategy_name():
+    from pruner_ms.bench.compare import check_strategies, make_strategy, split_strategy
+
+    assert split_strategy("pruner+draft_every=4+cold_random_share=0.25") == (
+        "pruner", {"draft_every": 4, "cold_random_share": 0.25})
+    strategy, _ = make_strategy("pruner+draft_every=4+adaptive_trust=false", cores=2)
+    assert strategy._inst.draft_every == 4 and strategy._inst.adaptive_trust is False
+    for bad, says in (("pruner+draft_evry=4", "PrunerSearch keyword"), ("default+draft_every=4", "not one"),
+                      ("pruner+draft_every", "key=value"), ("prunr", "unknown strategy")):
+        with pytest.raises(ValueError, match=says):
+            check_strategies(["default", bad])

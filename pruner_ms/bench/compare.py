@@ -15,11 +15,45 @@ STRATEGIES = ("pruner", "pruner-paper", "pruner-pacm", "pruner-moa", "default", 
               "evolutionary-analyzer")
 
 
+def split_strategy(name: str) -> tuple[str, dict]:
+    """A strategy name and its PrunerSearch keyword options: ``"pruner+draft_every=4+local_parents=0"``
+    is ``pruner`` with ``draft_every=4, local_parents=0`` (values read as JSON, else kept as text), so
+    an ablation is a strategy of its own in every table and work dir.
+
+    Raises
+    ------
+    ValueError
+        An unknown base name, options on a strategy that is not a PrunerSearch, an option that is not
+        ``key=value`` or a key PrunerSearch does not take.
+    """
+    import inspect
+
+    from ..strategy import PrunerSearch
+
+    base, *parts = name.split("+")
+    if base not in STRATEGIES:
+        raise ValueError(f"unknown strategy {base!r}; choose from {', '.join(STRATEGIES)} "
+                         "(PrunerSearch options follow as +key=value, e.g. pruner+draft_every=4)")
+    if parts and not base.startswith("pruner"):
+        raise ValueError(f"strategy {name!r}: +key=value options are PrunerSearch keywords; {base!r} is not one")
+    keywords = set(inspect.signature(PrunerSearch._cls.__init__).parameters) - {"self"}
+    options = {}
+    for part in parts:
+        key, sep, text = part.partition("=")
+        if not sep or key not in keywords:
+            raise ValueError(f"strategy {name!r}: {part!r} is not key=value with a PrunerSearch keyword "
+                             f"({', '.join(sorted(keywords))})")
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text
+    return base, options
+
+
 def check_strategies(names) -> None:
-    """Raise ``ValueError`` naming every entry of ``names`` that is not in :data:`STRATEGIES`."""
-    unknown = [s for s in names if s not in STRATEGIES]
-    if unknown:
-        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    """Raise ``ValueError`` naming every entry of ``names`` that is not a strategy (see :func:`split_strategy`)."""
+    for name in names:
+        split_strategy(name)
 
 
 class ProtocolError(ValueError):
@@ -35,12 +69,15 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
     ``pacm_checkpoint`` (an offline-trained model). Baselines: ``default`` (MetaSchedule's
     evolutionary search with XGBoost), ``default-short-warmup`` (the same without XGBoost warm-up) and
     ``evolutionary-analyzer`` (the evolutionary search with the symbolic analyzer as its cost model:
-    the analyzer without Draft-then-Verify).
+    the analyzer without Draft-then-Verify). A ``pruner*`` name may carry PrunerSearch options
+    (``pruner+draft_every=4``, :func:`split_strategy`); they override ``pruner_kwargs``.
     """
     from tvm.s_tir import meta_schedule as ms
 
     from ..strategy import PrunerSearch
 
+    name, options = split_strategy(name)
+    pruner_kwargs = {**(pruner_kwargs or {}), **options}
     if name == "pruner":
         return PrunerSearch(**(pruner_kwargs or {})), ms.cost_model.XGBModel(num_tuning_cores=cores)
     if name == "pruner-paper":
