@@ -106,6 +106,6 @@ def test_a_pruner_ablation_is_a_strategy_name():
     strategy, _ = make_strategy("pruner+draft_every=4+adaptive_trust=false", cores=2)
     assert strategy._inst.draft_every == 4 and strategy._inst.adaptive_trust is False
     for bad, says in (("pruner+draft_evry=4", "PrunerSearch keyword"), ("default+draft_every=4", "not one"),
-                      ("pruner+draft_every", "key=value"), ("prunr", "unknown strategy")):
+                      ("pruner+draft_every", "key=value"), ("prunr", r"unknown strategies \['prunr'\]")):
         with pytest.raises(ValueError, match=says):
             check_strategies(["default", bad])

@@ -52,6 +52,10 @@ def split_strategy(name: str) -> tuple[str, dict]:
 
 def check_strategies(names) -> None:
     """Raise ``ValueError`` naming every entry of ``names`` that is not a strategy (see :func:`split_strategy`)."""
+    unknown = [s for s in names if s.split("+")[0] not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)} "
+                         "(PrunerSearch options follow as +key=value, e.g. pruner+draft_every=4)")
     for name in names:
         split_strategy(name)
 
