@@ -31,7 +31,7 @@ def normalize_target(target) -> Target:
     if isinstance(target, str):
         if " " in target.strip() or target.strip() in ("llvm", "cuda"):
             if target.strip() == "llvm":
-                from ..hardware.cpu import host_cpu_spec
+                from ...hardware.cpu import host_cpu_spec
 
                 suggestion = host_cpu_spec().target()
                 why = "plain 'llvm' compiles for generic x86-64 (no AVX)"
