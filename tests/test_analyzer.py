@@ -149,9 +149,6 @@ def _conv_schedule(*, inline_pad: bool):
 
 def test_inlined_padding_under_a_vectorized_loop_costs(analyzer, target):
     """The analyzer must see what the machine shows: a guard evaluated per vector costs FMA slots."""
-    import numpy as np
-    import tvm
-
     secs, measured = {}, {}
     for inline in (False, True):
         wl, sch = _conv_schedule(inline_pad=inline)
@@ -159,11 +156,7 @@ def test_inlined_padding_under_a_vectorized_loop_costs(analyzer, target):
         update = [n for n in est.nests if n.name == "conv_update"][0]
         assert (update.symbols["guard_fma_slots"] > 0) is inline
         secs[inline] = est.seconds
-        args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
-        out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
-        ex = tvm.compile(sch.mod, target=target)
-        measured[inline] = ex.mod.time_evaluator("main", tvm.cpu(), number=5, repeat=3, min_repeat_ms=20)(*args, out).median
-        np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
+        measured[inline] = _measure(wl, sch, target, number=5)
     assert measured[True] > 1.5 * measured[False], measured  # the machine: the inlined guard costs
     assert secs[True] > 1.5 * secs[False], secs  # the analyzer agrees
 
@@ -230,14 +223,15 @@ def _gemv_schedule(kind: str):
     return wl, sch
 
 
-def _measure(wl, sch, target) -> float:
+def _measure(wl, sch, target, *, number: int = 3) -> float:
+    """Median seconds of the scheduled workload on this CPU, its output checked against numpy."""
     import numpy as np
     import tvm
 
     args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
     out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
     ex = tvm.compile(sch.mod, target=target)
-    seconds = ex.mod.time_evaluator("main", tvm.cpu(), number=3, repeat=3, min_repeat_ms=20)(*args, out).median
+    seconds = ex.mod.time_evaluator("main", tvm.cpu(), number=number, repeat=3, min_repeat_ms=20)(*args, out).median
     np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
     return seconds
 

@@ -67,7 +67,8 @@ class SymbolicAnalyzer:
             parts = []
             for f in _prim_funcs(mod):
                 nests = extract_nests(f)
-                parts += [estimate_nest(n, self.spec, program_bytes=_program_bytes(nests)) for n in nests]
+                program_bytes = _program_bytes(nests)
+                parts += [estimate_nest(n, self.spec, program_bytes=program_bytes) for n in nests]
         return Estimate(sum(n.seconds for n in parts), parts)
 
     def estimate_seconds(self, mod) -> float:

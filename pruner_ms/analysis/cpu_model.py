@@ -109,13 +109,14 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     unit_lanes = max(1, spec.simd_bits_per_fma_unit // (8 * dbytes))
 
     # SIMD
+    inner_strides = [abs(a.elem_stride(n - 1)) for a in accesses] if n else [0] * len(accesses)
     v = loops[-1].extent if n and loops[-1].kind == "vectorized" else 1
     if (v == 1 and n and loops[-1].kind in ("serial", "unrolled") and not any(reduction)
-            and loops[-1].extent >= LLVM_AUTO_VECTORIZE_MIN_ITERS and all(abs(a.elem_stride(n - 1)) <= 1 for a in accesses)):
+            and loops[-1].extent >= LLVM_AUTO_VECTORIZE_MIN_ITERS and max(inner_strides, default=0) <= 1):
         v = min(loops[-1].extent, reg_lanes)  # LLVM's loop vectorizer takes a contiguous element-wise loop
     vec_regs = math.ceil(v / reg_lanes)
     lanes = v / vec_regs
-    gathered = [abs(a.elem_stride(n - 1)) > 1 for a in accesses] if v > 1 else [False] * len(accesses)
+    gathered = [s > 1 and v > 1 for s in inner_strides]
     contiguous = not any(gathered)
     guard_inner = bool(n and nest.guarded and nest.guarded[-1])
     unit_ops = math.ceil(lanes / unit_lanes)
@@ -189,17 +190,17 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     # memory hierarchy
     line = spec.cache_line_bytes
     l3_per_core = spec.l3_bytes / max(1.0, cores)
-    levels = (
-        ("l1", spec.l1d_bytes, spec.l2_bytes_per_cycle * hz * eff_cores),
-        ("l2", spec.l2_bytes, spec.l3_bandwidth(eff_cores)),
-        ("l3", l3_per_core, spec.dram_bandwidth(eff_cores)),
+    levels = (  # name, capacity for this nest's cores, whole capacity, bandwidth from the level below
+        ("l1", spec.l1d_bytes, spec.l1d_bytes, spec.l2_bytes_per_cycle * hz * eff_cores),
+        ("l2", spec.l2_bytes, spec.l2_bytes, spec.l3_bandwidth(eff_cores)),
+        ("l3", l3_per_core, spec.l3_bytes, spec.dram_bandwidth(eff_cores)),
     )
     t_mem = {}
     traffic = {}
     per_access = [a.line_footprints(line) for a in accesses]
-    for name, capacity, bandwidth in levels:
+    for name, capacity, whole, bandwidth in levels:
         usable = capacity * CACHE_USABLE_FRACTION
-        if program_bytes <= (spec.l3_bytes if name == "l3" else capacity) * CACHE_USABLE_FRACTION:
+        if program_bytes <= whole * CACHE_USABLE_FRACTION:
             traffic[name], t_mem[name] = 0.0, 0.0  # warm: the whole program stays in this level
             continue
         # an access whose data another block produces (or consumes) under shared loops, in a tile that
@@ -215,7 +216,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     if program_bytes <= reach:
         walks = 0.0
     else:
-        pages = sum(a.page_footprints(spec.page_bytes) for a in accesses)
+        pages = sum(a.page_footprints(spec.page_bytes, line) for a in accesses)
         walks = _traffic(pages, loops, reach) / spec.page_bytes
     t_tlb = walks * spec.page_walk_cycles / hz / eff_cores
     t_launch = launches * spec.parallel_launch_us * 1e-6

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-
 import logging
 
 import numpy as np
@@ -88,7 +87,7 @@ class Access:
             lines = np.full(n + 1, float(line_bytes))
         return np.maximum(lines, elems * self.dtype_bytes)
 
-    def page_footprints(self, page_bytes: int) -> np.ndarray:
+    def page_footprints(self, page_bytes: int, line_bytes: int) -> np.ndarray:
         """Bytes of the memory pages touched while loops ``i..`` sweep, for every ``i`` in ``0..n``.
 
         Dimensions whose row-major stride is at least a page put each of their indices in pages of
@@ -106,7 +105,7 @@ class Access:
             inner_lines = np.ones(len(ext))
         else:
             last = ext[:, -1] if not outer[-1] else np.ones(len(ext))
-            inner_lines = np.ceil(last * self.dtype_bytes / 64.0) * ext[:, ~outer][:, :-1].prod(axis=1)
+            inner_lines = np.ceil(last * self.dtype_bytes / line_bytes) * ext[:, ~outer][:, :-1].prod(axis=1)
         per_group = np.minimum(np.maximum(inner_lines, 1.0), np.floor(span / page_bytes) + 1.0)
         return ext[:, outer].prod(axis=1) * per_group * page_bytes
 
