@@ -51,6 +51,25 @@ def test_tune_tir_matches_numpy_and_never_repeats(tmp_path, target, builder, gem
 
 
 @pytest.mark.slow
+def test_a_draft_overlapping_measurement_tunes_through_tune_tir(tmp_path, target, builder, gemm64):
+    """``overlap_draft`` under MetaSchedule's own task scheduler, builder and runner: the next draft
+    runs while the batch is built and measured, nothing is measured twice, the result is right."""
+    from pruner_ms.integration.timeline import TimedStrategy, Timeline
+
+    wd = str(tmp_path / "wd")
+    timeline = Timeline(16, progress=False)
+    strat = TimedStrategy(PrunerSearch(**SMALL, draft_every=1, overlap_draft=True), timeline)
+    db = ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8, strategy=strat,
+                     builder=builder, num_tuning_cores=2, seed=9)
+    # round 1 took the draft made while round 0's batch was measured
+    assert [p.get("background_drafted", 0) for p in timeline.round_profiles] == [0, 1]
+    keys = _program_keys(_records(wd, gemm64), gemm64.func)
+    assert len(keys) == 16 and len(set(keys)) == 16
+    sch = ms.tir_integration.compile_tir(db, gemm64.func, target)
+    assert sch is not None and run_and_check(sch.mod, gemm64, target) < 1e-3
+
+
+@pytest.mark.slow
 def test_cold_start_measures_analyzer_drafts(tmp_path, target, builder):
     """With an untrained model the first batch is the analyzer's best drafts: far better than random."""
     wl = gemm(256, 256, 256)
@@ -80,14 +99,21 @@ def test_cold_start_measures_analyzer_drafts(tmp_path, target, builder):
 
 
 @pytest.mark.slow
-def test_xgb_warmup_is_shortened(target):
+def test_xgb_warmup_is_shortened_only_when_asked(target):
+    """A user's XGBModel is left as it is unless ``xgb_warmup_samples`` asks; pruner_ms's entry points
+    make their own XGBoost model without the warm-up."""
+    from pruner_ms.integration.tune import verify_cost_model
+
     wl = gemm(64, 64, 64)
-    cm = ms.cost_model.XGBModel()  # 100 random-prediction samples by default
-    ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
-                         space_generator=ms.space_generator.PostOrderApply(),
-                         search_strategy=PrunerSearch(**SMALL), num_threads=2, rand_state=1)
-    ctx.pre_tuning(8, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), cm)
-    assert cm.num_warmup_samples == 0
+    for options, warmup in (({}, 100), ({"xgb_warmup_samples": 0}, 0)):
+        cm = ms.cost_model.XGBModel()  # 100 random-prediction samples by default
+        ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                             space_generator=ms.space_generator.PostOrderApply(),
+                             search_strategy=PrunerSearch(**SMALL, **options), num_threads=2, rand_state=1)
+        ctx.pre_tuning(8, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), cm)
+        assert cm.num_warmup_samples == warmup
+    assert verify_cost_model("xgb", PrunerSearch()).num_warmup_samples == 0
+    assert verify_cost_model("xgb", ms.search_strategy.EvolutionarySearch()) == "xgb"
 
 
 @pytest.mark.slow

@@ -50,13 +50,13 @@ def _leave_as_is(sch):
     return sch
 
 
-def _context(target, sch_fn, *, n: int = 64, seed: int = 0, **strategy_kwargs):
+def _context(target, sch_fn, *, n: int = 64, seed: int = 0, strategy=None, **strategy_kwargs):
     mod = tvm.IRModule({"main": gemm(n, n, n).func})
     return ms.TuneContext(
         mod=mod, target=target,
         space_generator=ms.space_generator.ScheduleFn(sch_fn=sch_fn, sch_rules=[], postprocs=[],
                                                       mutator_probs={ResampleMutator(): 1.0}),
-        search_strategy=PrunerSearch(**{**SMALL, **strategy_kwargs}), task_name="contract", rand_state=seed,
+        search_strategy=strategy or PrunerSearch(**{**SMALL, **strategy_kwargs}), task_name="contract", rand_state=seed,
         num_threads=2,
     )
 
@@ -65,14 +65,18 @@ def _key(sch) -> int:
     return int(tvm_ffi.structural_hash(sch.mod))
 
 
-def _play(context, database, *, max_trials: int, per_iter: int, latency=lambda i: 1e-3 * (1 + i % 7)):
-    """Run the strategy as MetaSchedule's task scheduler would; return the batches handed out."""
+def _play(context, database, *, max_trials: int, per_iter: int, latency=lambda i: 1e-3 * (1 + i % 7),
+          on_round=None):
+    """Run the strategy as MetaSchedule's task scheduler would; return the batches handed out
+    (``on_round()`` is called after each batch is handed out)."""
     strategy = context.search_strategy
     spaces = context.space_generator.generate_design_space(context.mod)
     strategy.pre_tuning(max_trials, per_iter, spaces, database, ms.cost_model.RandomModel(seed=0))
     workload = database.commit_workload(context.mod)
     batches, count = [], 0
     while (cands := strategy.generate_measure_candidates()) is not None:
+        if on_round is not None:
+            on_round()
         results = []
         for cand in cands:
             secs = [latency(count)]
@@ -138,3 +142,40 @@ def test_a_record_whose_trace_no_longer_applies_is_skipped(target):
 def test_small_batches(target, per_iter):
     batches = _play(_context(target, _tile_gemm), ms.database.MemoryDatabase(), max_trials=5, per_iter=per_iter)
     assert sum(len(b) for b in batches) == 5 and all(len(b) <= per_iter for b in batches)
+
+
+def test_a_draft_made_in_the_background_hands_out_no_program_twice_and_reproduces(target):
+    """``overlap_draft``: the next round's draft runs while the batch is measured (here: while the test
+    commits it); every batch is still new, each background draft is collected, its scores are the
+    analyzer's own estimates, and a seed reproduces the run."""
+    def run():
+        strategy = PrunerSearch(**SMALL, draft_every=1, overlap_draft=True)  # held: its Python side is read
+        profiles: list[dict] = []
+        batches = _play(_context(target, _tile_gemm, seed=3, strategy=strategy), ms.database.MemoryDatabase(),
+                        max_trials=24, per_iter=6, on_round=lambda: profiles.append(dict(strategy._inst.last_round_profile)))
+        return strategy._inst, batches, profiles
+
+    strategy, batches, profiles = run()
+    keys = [_key(c.sch) for b in batches for c in b]
+    assert len(batches) == 4 and len(set(keys)) == len(keys) == 24
+    # rounds 1-3 took the draft that ran in the background after the round before them
+    assert [p.get("background_drafted", 0) for p in profiles] == [0, 1, 1, 1]
+    assert all(p["background_total_s"] > 0 and "draft_wait_s" in p for p in profiles[1:])
+    assert strategy._pending_draft is None and strategy._draft_executor is None  # post_tuning collected it
+    _, again, _ = run()
+    assert [_key(c.sch) for b in again for c in b] == keys
+
+
+def test_background_draft_scores_are_the_analyzers_estimates(target):
+    wrapper = PrunerSearch(**SMALL, draft_every=1, overlap_draft=True)
+    context = _context(target, _tile_gemm, seed=4, strategy=wrapper)
+    strategy = wrapper._inst
+    spaces = context.space_generator.generate_design_space(context.mod)
+    strategy.pre_tuning(12, 6, spaces, ms.database.MemoryDatabase(), ms.cost_model.RandomModel(seed=0))
+    assert strategy.generate_measure_candidates() is not None
+    assert strategy._pending_draft is not None  # started when the batch was handed out
+    strategy._take_background_draft()
+    assert strategy.drafts
+    for score, cand in strategy.drafts:
+        assert score == pytest.approx(1.0 / strategy.analyzer.estimate_seconds(cand.sch.mod), rel=1e-12)
+    strategy.post_tuning()

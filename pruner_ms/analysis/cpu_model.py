@@ -63,6 +63,67 @@ OOO_WINDOW_SHARE = 0.25
 # whose 16-lane gathers along the weight's rows measure 1.5-19x slower than contiguous code, ranked
 # backwards (Spearman -0.10 on the programs of docs/results/analyzer_report, seed 1).
 GATHER_CYCLES_PER_LANE = 1.0
+# ... unless the gathered lanes do not change in a loop that stays a loop: LLVM's LICM then hoists
+# the lane loads and inserts out of it, and inside it each use is a vector register, as far as the
+# hoisted vectors fit in the register file (the others are gathered in every iteration). A
+# 128-batch dense layer accumulating in a local buffer inside a 64-iteration loop over batch rows,
+# 12 gathers of 32 lanes unrolled inside it (24 zmm registers), has no lane insert in that loop
+# (1.45 ms, the fastest program seen; 14.5 ms when the analyzer counted a gather per iteration,
+# which ranked the fastest programs of the space last); with 24 gathers of 32 lanes (48 registers)
+# every iteration gathers (13.3 ms); with 16 (32 registers) about a fifth of the lanes stay inside
+# (tests/test_analyzer.py). Unrolled copies count one gather each: LLVM merged the copies' identical
+# gathers in some programs (16-32 lanes, few copies) and not in others (48-64 lanes, or hundreds of
+# copies: 9-40 ms), and counting the merge ranked the dense layers' slow programs first
+# (:func:`_gather_share`).
+HOIST_RESERVED_REGISTERS = 4  # accumulators, a broadcast operand and a spare, besides hoisted gathers
+
+
+def _unrolled_loops(loops) -> list[bool]:
+    """Which loops are fully unrolled in the compiled code: those TVM's ``UnrollLoop`` pass unrolls
+    (kind ``unrolled``, or a serial loop whose steps, its extent times those of the unrolled loops
+    inside it, stay within the ``pragma_auto_unroll_max_step`` in force; a vectorized loop is one
+    step) and the short loops LLVM unrolls itself (:data:`LLVM_FULL_UNROLL_ITERS`). Outside a loop
+    that stays a loop, nothing is auto-unrolled."""
+    out = [False] * len(loops)
+    steps, inner_rolled = 1, False
+    for j in range(len(loops) - 1, -1, -1):
+        loop = loops[j]
+        if loop.kind == "vectorized" and j == len(loops) - 1:
+            continue
+        if loop.kind == "unrolled" or (loop.kind == "serial" and not inner_rolled
+                                       and steps * loop.extent <= max(loop.auto_unroll, LLVM_FULL_UNROLL_ITERS)):
+            out[j] = True
+            steps *= loop.extent
+        else:
+            inner_rolled = True
+    return out
+
+
+def _gather_share(access, loops, unrolled: list[bool], last: int, *, vector_regs: int,
+                  free_registers: int) -> float:
+    """The share of the iterations of loops ``0..last`` in which a gathered access really gathers.
+    Going outwards from loop ``last``, a loop that stays a loop and does not move the access has the
+    gather hoisted out of it, as far as the hoisted vectors (``vector_regs`` per gather) fit in
+    ``free_registers`` (the rest are gathered in every iteration); hoisting ends at the first loop
+    that stays a loop and moves the access, one that keeps part of the gathers, or a parallel loop
+    (each task gathers for itself). Each unrolled copy gathers."""
+    outer_iters = float(math.prod(l.extent for l in loops[:last + 1]))
+    if outer_iters <= 1:
+        return 1.0
+    gathers, hoisting = 1.0, True
+    for j in range(last, -1, -1):
+        rolled = not unrolled[j] and loops[j].kind != "parallel"
+        if rolled and hoisting and not access.spans[:, j].any():
+            fit = min(1.0, free_registers / (gathers * vector_regs))
+            if fit >= 1.0:
+                continue  # hoisted: gathered once for all of this loop's iterations
+            gathers *= fit + (1.0 - fit) * loops[j].extent
+            hoisting = False
+            continue
+        gathers *= loops[j].extent
+        if not unrolled[j]:
+            hoisting = False
+    return gathers / outer_iters
 
 
 @dataclasses.dataclass
@@ -120,10 +181,15 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     contiguous = not any(gathered)
     guard_inner = bool(n and nest.guarded and nest.guarded[-1])
     unit_ops = math.ceil(lanes / unit_lanes)
-    # memory uops per vector of each access (a gathered one: one per lane) and the inserts/extracts
-    # of the gathered ones (see GATHER_CYCLES_PER_LANE)
-    access_uops = [lanes if g else float(unit_ops) for g in gathered]
-    gather_cycles = sum(gathered) * lanes * GATHER_CYCLES_PER_LANE
+    # memory uops per vector of each access (a gathered one: one per lane where it really gathers,
+    # a register or a vector reload where the gather was hoisted) and the inserts/extracts of the
+    # gathered ones (see GATHER_CYCLES_PER_LANE)
+    unrolled = _unrolled_loops(loops) if any(gathered) else []
+    rules = {"vector_regs": vec_regs, "free_registers": spec.vector_registers - HOIST_RESERVED_REGISTERS}
+    # per vector iteration: the loops around the vectorized one
+    share = [_gather_share(a, loops, unrolled, n - 2, **rules) if g else 0.0 for a, g in zip(accesses, gathered)]
+    access_uops = [lanes * s + unit_ops * (1.0 - s) if g else float(unit_ops) for g, s in zip(gathered, share)]
+    gather_cycles = sum(share) * lanes * GATHER_CYCLES_PER_LANE
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
     guard_slots = nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) if guard_inner else 0.0
     fma_per_elem += guard_slots
@@ -159,15 +225,16 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         if resident:
             written = {a.buffer for a in writes}
             load_uops = inserts = 0.0
-            for a, u, g in zip(accesses, access_uops, gathered):
+            for a, g in zip(accesses, gathered):
                 if a.is_write or a.buffer in written:
                     continue
-                cnt = 1.0
+                cnt = 1.0  # vectors of this access per step (its reuse inside the micro-kernel)
                 for j in inner:
                     if a.spans[:, j].any():
                         cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
-                load_uops += cnt * u
-                inserts += cnt * lanes * GATHER_CYCLES_PER_LANE if g else 0.0
+                sh = _gather_share(a, loops, unrolled, r, **rules) if g else 0.0  # per step: the loops around it
+                load_uops += cnt * (lanes * sh + unit_ops * (1.0 - sh) if g else unit_ops)
+                inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
             uops = load_uops + inserts + chains * unit_ops * fma_per_elem
             per_step = max(load_uops / spec.load_ports, inserts, chains * unit_ops * fma_per_elem / spec.fma_units,
                            spec.fma_latency_cycles / _overlapped_chains(chain, uops, spec))
@@ -230,6 +297,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         "vector_lanes": lanes,
         "contiguous_vector": contiguous,
         "gathered_accesses": int(sum(gathered)),
+        "gather_share": max(share, default=0.0),
         "guard_fma_slots": guard_slots,
         "accumulator_chains": chains,
         "register_resident": resident,

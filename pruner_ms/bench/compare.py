@@ -82,13 +82,14 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
 
     name, options = split_strategy(name)
     pruner_kwargs = {**(pruner_kwargs or {}), **options}
-    if name == "pruner":
-        return PrunerSearch(**(pruner_kwargs or {})), ms.cost_model.XGBModel(num_tuning_cores=cores)
+    if name == "pruner":  # XGBoost without its random warm-up: the verify stage ranks from the first batch
+        return PrunerSearch(**(pruner_kwargs or {})), ms.cost_model.XGBModel(num_tuning_cores=cores,
+                                                                             num_warmup_samples=0)
     if name == "pruner-paper":
         from ..strategy.pruner_search import PAPER_VERIFY
 
         return (PrunerSearch(**{**PAPER_VERIFY, **(pruner_kwargs or {})}),
-                ms.cost_model.XGBModel(num_tuning_cores=cores))
+                ms.cost_model.XGBModel(num_tuning_cores=cores, num_warmup_samples=0))
     if name in ("pruner-pacm", "pruner-moa"):
         from ..cost_model import PaCM
 

@@ -148,7 +148,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .measured_latency import record_seconds
     from .resume import measured_count, open_database
     from .runners import make_runner
-    from .tune import default_builder
+    from .tune import default_builder, verify_cost_model
     from .workarounds import meta_schedule_logging, normalize_target
 
     if max_trials_global <= 0:
@@ -164,6 +164,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     done = {t.task_name: measured_count(database, t.dispatched[0]) for t in tasks}
     remaining = max_trials_global - sum(min(d, per_task) for d in done.values())
     strategy = strategy if strategy is not None else PrunerSearch()
+    cost_model = verify_cost_model(cost_model, strategy)
     contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
         [t for t in tasks if done[t.task_name] < per_task], work_dir, strategy=strategy, seed=seed)
     if remaining > 0 and contexts:

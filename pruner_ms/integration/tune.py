@@ -59,6 +59,19 @@ def default_builder(target, *, max_workers: int | None = None):
     return WarmPoolBuilder(max_workers=max_workers or int(target.attrs.get("num-cores", 0) or 0) or None)
 
 
+def verify_cost_model(cost_model, strategy, *, num_tuning_cores=None):
+    """The cost model to tune with. ``"xgb"`` with :class:`~pruner_ms.PrunerSearch` becomes
+    MetaSchedule's XGBoost model without its 100-sample random warm-up, so that the verify stage ranks
+    drafts from the first measured batch; the model is made here, nothing the caller passed is changed.
+    Any other model or strategy is passed on as given."""
+    from ..strategy import PrunerSearch
+
+    if isinstance(cost_model, str) and cost_model == "xgb" and isinstance(strategy, PrunerSearch):
+        cores = num_tuning_cores if isinstance(num_tuning_cores, int) else None
+        return ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=cores)
+    return cost_model
+
+
 def task_modules(mod) -> list[IRModule]:
     """The per-task modules ``ms.tune_tir`` commits to its database for ``mod`` (one per PrimFunc)."""
     from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
@@ -104,6 +117,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     if builder is None:
         builder = default_builder(target)
     strategy = strategy if strategy is not None else PrunerSearch(resume=resume)
+    cost_model = verify_cost_model(cost_model, strategy, num_tuning_cores=kwargs.get("num_tuning_cores"))
     if resume and "database" not in kwargs:
         database = kwargs["database"] = open_database(work_dir)
         done = sum(measured_count(database, m) for m in task_modules(mod))

@@ -8,8 +8,10 @@ cores. All random choices are drawn up front from one generator, so a seed repro
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -35,6 +37,18 @@ class Candidate:
         return self.sch.trace
 
 
+class _Counter:
+    """A count that several threads increment."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
 class Population:
     """Replays traces into postprocessed schedules for one tuning context."""
 
@@ -49,11 +63,24 @@ class Population:
         self.mutators = list(probs.keys())
         p = np.array([float(v) for v in probs.values()], dtype=np.float64)
         self.mutator_p = p / p.sum() if p.sum() > 0 else p
-        self.failures = 0
+        self._failures = _Counter()  # shared with this population's views
         self.num_threads = max(1, num_threads)
         # called on every valid replay in the worker thread that made it (see ``scoring``)
         self._on_replay: Callable[[Candidate], None] | None = None
         self._pool = ThreadPoolExecutor(self.num_threads) if self.num_threads > 1 else None
+
+    @property
+    def failures(self) -> int:
+        """Replays and mutations that failed, over this population and its views."""
+        return self._failures.value
+
+    def view(self, rng: np.random.Generator, profile: RoundProfile | None) -> Population:
+        """This population drawing from ``rng`` and timing into ``profile``, for a search running in
+        another thread: same context, mutators and replay threads, its own ``scoring`` hook; failures
+        count in both. Closing is left to the original."""
+        other = copy.copy(self)
+        other.rng, other.profile, other._on_replay = rng, profile, None
+        return other
 
     def close(self) -> None:
         if self._pool is not None:
@@ -83,7 +110,7 @@ class Population:
         return self.profile.timed(key) if self.profile is not None else contextlib.nullcontext()
 
     def _failed(self) -> None:
-        self.failures += 1
+        self._failures.add()
         if self.profile is not None:
             self.profile.count("replay_failures")
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from tvm.ir.utils import derived_object
@@ -29,9 +31,11 @@ PAPER_DEFAULTS = {"population_size": 1536, "draft_size": 512, "draft_iters": 2, 
 CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "random_share": 0.25}
 # The paper's verify stage, for the ``pruner-paper`` ablation: the learned model alone ranks drafts,
 # measured programs and one generation of their mutations; no local search, no analyzer blend, no
-# draft bar, no trust adaptation; and its cold start (the genetic search drafts the first batch).
+# draft bar, no trust adaptation; its cold start (the genetic search drafts the first batch) and its
+# redraft period.
 PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False,
-                "cold_ranked": False}  # cold_ranked is also off by default; named so the ablation stays paper-exact
+                "cold_ranked": False,  # cold_ranked is also off by default; named so the ablation stays paper-exact
+                "draft_every": 2}  # the paper's redraft period (ours: 4)
 
 
 # Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
@@ -81,7 +85,9 @@ class PrunerSearch(PySearchStrategy):
     draft_size : int, optional
         Drafts kept after the analyzer-driven search (paper and CPU default: 512; CUDA default: 64).
     draft_every : int
-        Redraft period in rounds (paper: 2).
+        Redraft period in rounds. Default 4 (the paper: 2): on the CPU suite a redraft costs 3-4x a
+        verify round, and redrafting every 4 rounds cut the search time of 128-trial runs by 31-39 %
+        with the same final latency (0.96-1.01 of it, 4 workloads x 2 seeds, docs/results/ablation_s5).
     draft_iters : int, optional
         Genetic iterations scored by the analyzer (paper and CPU default: 2; CUDA default: 1).
     random_share : float, optional
@@ -101,8 +107,11 @@ class PrunerSearch(PySearchStrategy):
         The draft model; by default the one for the context's target (host CPU for ``llvm``).
     xgb_warmup_samples : int or None
         If the cost model is MetaSchedule's ``XGBModel``, cap its random-prediction warm-up (100
-        samples by default) to this many samples so it ranks from its first trained batch. ``None``
-        leaves the model untouched.
+        samples by default) to this many samples so it ranks from its first trained batch. This changes
+        the model object passed to tuning (e.g. the one ``ms.tune_tir(cost_model="xgb")`` makes, which
+        the caller never holds). ``None`` (default) leaves the model untouched; ``pruner_ms.tune_tir``,
+        ``tune_model`` and the benchmarks give PrunerSearch an XGBoost model of their own without the
+        warm-up (:func:`~pruner_ms.integration.tune.verify_cost_model`).
     analyzer_prior_samples : int
         How many measured samples the analyzer's opinion is worth while the learned model is young:
         verification ranks by ``w * model + (1 - w) * analyzer`` (both as normalized throughput) with
@@ -153,6 +162,16 @@ class PrunerSearch(PySearchStrategy):
         full ``max_trials`` more (the database still seeds the search and is never re-measured).
     num_threads : int, optional
         Threads replaying candidates (TVM releases the GIL); defaults to the context's ``num_threads``.
+    overlap_draft : bool, optional
+        When a batch is handed out and the next round redrafts, run that draft in a background thread
+        while MetaSchedule builds and measures the batch, so drafting leaves the round's critical path.
+        The draft then sees the trust and the measured best as they were before this batch's results
+        (one batch older than a draft made at the start of its round), and draws from its own random
+        generator (a seed still reproduces a run). It never hands out a program measured meanwhile:
+        picks are checked against everything handed out. Default (None): on for targets measured off
+        the host CPU (``cuda`` and other devices), off for ``llvm``, where the draft would compete for
+        the cores with the program being timed and perturb its latency; pass True for an ``llvm`` target
+        measured over RPC on another machine.
     """
 
     def __init__(
@@ -160,7 +179,7 @@ class PrunerSearch(PySearchStrategy):
         *,
         population_size: int | None = None,
         draft_size: int | None = None,
-        draft_every: int = 2,
+        draft_every: int = 4,
         draft_iters: int | None = None,
         random_share: float | None = None,
         verify_iters: int = 1,
@@ -168,7 +187,7 @@ class PrunerSearch(PySearchStrategy):
         init_measured_ratio: float = 0.1,
         eps_greedy: float = 0.1,
         analyzer: SymbolicAnalyzer | None = None,
-        xgb_warmup_samples: int | None = 0,
+        xgb_warmup_samples: int | None = None,
         analyzer_prior_samples: int = 64,
         draft_bar: bool = True,
         local_parents: int = 8,
@@ -180,6 +199,7 @@ class PrunerSearch(PySearchStrategy):
         cold_random_share: float = 0.5,
         resume: bool = True,
         num_threads: int | None = None,
+        overlap_draft: bool | None = None,
     ) -> None:
         self._params = {k: v for k, v in locals().items() if k != "self"}  # for clone()
         for name, value in (("population_size", population_size), ("draft_size", draft_size),
@@ -213,6 +233,8 @@ class PrunerSearch(PySearchStrategy):
         self._rng = np.random.default_rng(seed)
         if self.num_threads is None:
             self.num_threads = max(1, int(context.num_threads))
+        if self.overlap_draft is None:
+            self.overlap_draft = str(context.target.kind.name) != "llvm"
 
     def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
         if max_trials <= 0:
@@ -247,6 +269,10 @@ class PrunerSearch(PySearchStrategy):
         self._analyzer_cache: dict[int, float] = {}
         self._model_scores: dict[int, float] = {}
         self._first_analyzer_error: str | None = None  # of the current round, for its warning
+        # the next round's draft, running in the background while this batch is measured (``overlap_draft``)
+        self._draft_executor = ThreadPoolExecutor(1, thread_name_prefix="pruner-draft") if self.overlap_draft else None
+        self._pending_draft: tuple[Future, RoundProfile] | None = None
+        self._background_profile: dict | None = None
         self.workload = database.commit_workload(self.context.mod) if database is not None else None
         in_database = self._load_all_measured()
         self.trials_sent = in_database if self.resume else 0
@@ -261,6 +287,12 @@ class PrunerSearch(PySearchStrategy):
         return bool(self.resume)
 
     def post_tuning(self) -> None:
+        if self._pending_draft is not None:  # tuning stopped early (e.g. by the task scheduler): finish, drop it
+            self._pending_draft[0].result()
+            self._pending_draft = None
+        if self._draft_executor is not None:
+            self._draft_executor.shutdown(wait=True)
+            self._draft_executor = None
         logger.info("PrunerSearch: %d measured rounds, %d candidate replays or mutations failed",
                     self.round, self.population.failures)
         self.population.close()
@@ -274,12 +306,18 @@ class PrunerSearch(PySearchStrategy):
         self.profile.start()
         self._first_analyzer_error = None
         self._model_scores = {}  # the learned model's scores of this round (it is updated between rounds)
+        self._background_profile = None
         picks = self._pick(n)
         self.last_round_profile = {**self.profile.as_dict(), "round": self.round, "trust": self.trust_level,
                                    "draft_auc": self.trust.auc, "rho": self.trust.rho,
                                    **{f"picks_{src}": self._last_sources.count(src)
-                                      for src in ("draft", "model", "local", "random")}}
-        self._warn_failures()
+                                      for src in ("draft", "model", "local", "random")},
+                                   # a draft made in the background during the last measurement: its
+                                   # own time and counts, not part of this round's total_s
+                                   **{f"background_{k}": v for k, v in (self._background_profile or {}).items()}}
+        self._warn_failures(self.last_round_profile)
+        if self._background_profile is not None:
+            self._warn_failures(self._background_profile)
         prof = self.last_round_profile
         logger.info("PrunerSearch round %d: %d picks (draft %d, model %d, local %d, random %d), trust %.2f (drafts "
                     "beat random programs with p=%s; analyzer rank correlation %s over %d measured), search %.1f s "
@@ -296,6 +334,8 @@ class PrunerSearch(PySearchStrategy):
         self.trials_sent += len(picks)
         for c in picks:
             self.measured.add(c.key)
+        if self.trials_sent < self.max_trials:
+            self._start_background_draft()
         return [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in picks]
 
     def notify_runner_results(self, measure_candidates, results) -> None:
@@ -354,8 +394,7 @@ class PrunerSearch(PySearchStrategy):
         """How far the analyzer is trusted now (1 without ``adaptive_trust``)."""
         return self.trust.level if self.adaptive_trust else 1.0
 
-    def _warn_failures(self) -> None:
-        prof = self.last_round_profile
+    def _warn_failures(self, prof: dict) -> None:
         evaluated = prof.get("analyzer_evaluations", 0)
         failed = prof.get("analyzer_failures", 0)
         if evaluated and failed > ANALYZER_FAILURE_WARN_SHARE * evaluated:
@@ -363,32 +402,34 @@ class PrunerSearch(PySearchStrategy):
                            "so drafting degrades towards random search); first error: %s",
                            failed, evaluated, self._first_analyzer_error)
 
-    def _analyzer_score(self, cand: Candidate) -> float:
+    def _analyzer_score(self, cand: Candidate, profile: RoundProfile) -> float:
         """The analyzer's score of one program (1 / estimated seconds; 0 if it cannot be analyzed),
-        cached by structural key. Thread-safe: the replay workers call it (see :meth:`_analyze_in_worker`)."""
+        cached by structural key; evaluations and failures are counted in ``profile``. Thread-safe:
+        the replay workers and the background draft call it (see :meth:`_analyze_in_worker`)."""
         score = self._analyzer_cache.get(cand.key)
         if score is not None:
             return score
-        self.profile.count("analyzer_evaluations")
+        profile.count("analyzer_evaluations")
         try:
             score = 1.0 / max(self.analyzer.estimate_seconds(cand.sch.mod), 1e-12)
         except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last; counted, warned)
-            self.profile.count("analyzer_failures")
+            profile.count("analyzer_failures")
             self._first_analyzer_error = self._first_analyzer_error or f"{type(err).__name__}: {err}"
             logger.debug("analyzer failed: %s", err)
             score = 0.0
         self._analyzer_cache[cand.key] = score
         return score
 
-    def _analyze_in_worker(self, cand: Candidate) -> None:
+    def _analyze_in_worker(self, cand: Candidate, profile: RoundProfile) -> None:
         """Score a fresh replay in the worker thread that made it (its CPU time: ``analyze_cpu_s``)."""
         t = time.perf_counter()
-        self._analyzer_score(cand)
-        self.profile.add("analyze_cpu_s", time.perf_counter() - t)
+        self._analyzer_score(cand, profile)
+        profile.add("analyze_cpu_s", time.perf_counter() - t)
 
-    def _analyzer_scores(self, cands) -> np.ndarray:
-        with self.profile.timed("analyze_s"):
-            return np.array([self._analyzer_score(c) for c in cands], dtype=np.float64)
+    def _analyzer_scores(self, cands, profile: RoundProfile | None = None) -> np.ndarray:
+        profile = profile or self.profile
+        with profile.timed("analyze_s"):
+            return np.array([self._analyzer_score(c, profile) for c in cands], dtype=np.float64)
 
     def _verify_scores(self, cands) -> np.ndarray:
         """The learned model's scores, blended with the analyzer's while few programs are measured."""
@@ -418,49 +459,96 @@ class PrunerSearch(PySearchStrategy):
         n, prior = self.valid_measured, self.analyzer_prior_samples
         return (prior / (n + prior) if n + prior > 0 else 0.0) * self.trust_level
 
-    def _scoring_in_workers(self, needed: bool = True):
-        """A block in which fresh replays are analyzed by the worker that made them (when the
-        analyzer will score them anyway: it then overlaps TVM's replays instead of following them)."""
-        return self.population.scoring(self._analyze_in_worker) if needed else contextlib.nullcontext()
+    def _scoring_in_workers(self, needed: bool = True, *, population: Population | None = None,
+                            profile: RoundProfile | None = None):
+        """A block in which fresh replays of ``population`` are analyzed by the worker that made them
+        (when the analyzer will score them anyway: it then overlaps TVM's replays instead of following them)."""
+        if not needed:
+            return contextlib.nullcontext()
+        return (population or self.population).scoring(functools.partial(self._analyze_in_worker,
+                                                                          profile=profile or self.profile))
+
+    def _draft_plan(self, round_: int) -> dict | None:
+        """The keywords of :meth:`_draft` for round ``round_``'s scheduled draft; None if it has none."""
+        if self._started_ranked and round_ == 0:  # ``cold_ranked``: rank the sampled population only
+            return {"genetic": False}
+        if self._started_ranked and round_ == 1:  # the genetic search, on the first round's population
+            return {"population": self.random_pool}
+        if (round_ - int(self._started_ranked)) % self.draft_every == 0:
+            return {}
+        return None
 
     def _draft(self, *, genetic: bool = True, population: list[Candidate] | None = None) -> None:
-        """Draft: sample a population (or take ``population``) and keep the analyzer's best, after a
-        genetic search when ``genetic`` and the analyzer is trusted enough."""
-        with self._scoring_in_workers():
-            self._draft_population(genetic, population)
+        """Draft now: sample a population (or take ``population``) and keep the analyzer's best, after
+        a genetic search when ``genetic`` and the analyzer is trusted enough."""
+        self.drafts, self.random_pool = self._draft_population(
+            self.population, self.profile, genetic=genetic, population=population,
+            known_best=[c for _, c in self._fresh_drafts()] + self.measured_top,
+            exclude=self.measured, trust=self.trust_level)
 
-    def _draft_population(self, genetic: bool, population: list[Candidate] | None) -> None:
-        self.profile.count("drafted")
-        if population is None:
-            n_random = max(1, round(self.random_share * self.population_size))
-            init = self.population.sample(self.design_spaces, n_random)
-            self.random_pool = list(init)
-        else:
-            init = [c for c in population if c.key not in self.measured]
-        if len(init) < self.population_size:  # grow by mutating the best programs known
-            seeds = init + [c for _, c in self._fresh_drafts()] + self.measured_top
-            if seeds:
-                scores = np.maximum(self._analyzer_scores(seeds), 0.0)
-                p = scores / scores.sum() if scores.sum() > 0 else None
-                parents = [seeds[i] for i in self._rng.choice(len(seeds), size=self.population_size - len(init), p=p)]
-                init += [c for c in self.population.mutate_many(parents) if c is not None]
-        iterations = self.draft_iters if genetic and self.trust_level >= GA_MIN_TRUST else 0
-        self.profile.count("draft_ga_iterations", iterations)
-        self.drafts = evolve(
-            self.population, init, self._analyzer_scores,
-            iterations=iterations, keep=self.draft_size, mutate_prob=self.mutate_prob,
-            exclude=self.measured, offspring=self.population_size,
-        )
+    def _start_background_draft(self) -> None:
+        """If the next round redrafts (and ``overlap_draft``), start its draft in the background from
+        what is known now; :meth:`_take_background_draft` collects it."""
+        plan = self._draft_plan(self.round) if self._draft_executor is not None else None
+        if plan is None:
+            return
+        profile = RoundProfile()
+        # its own generator (drawn from the search's), so the main thread's draws stay in a fixed order
+        population = self.population.view(np.random.default_rng(self._rng.integers(2**63)), profile)
+        future = self._draft_executor.submit(
+            self._draft_population, population, profile, genetic=plan.get("genetic", True),
+            population=plan.get("population"), known_best=[c for _, c in self._fresh_drafts()] + self.measured_top,
+            exclude=frozenset(self.measured), trust=self.trust_level)
+        self._pending_draft = (future, profile)
+
+    def _take_background_draft(self) -> None:
+        """Install the draft started in the background when the last batch was handed out (waiting for
+        it if it is still running: ``draft_wait_s``); its own profile goes to ``background_*``."""
+        future, profile = self._pending_draft
+        self._pending_draft = None
+        with self.profile.timed("draft_wait_s"):
+            self.drafts, self.random_pool = future.result()
+        self._background_profile = profile.as_dict()
+
+    def _draft_population(self, pop: Population, profile: RoundProfile, *, genetic: bool,
+                          population: list[Candidate] | None, known_best: list[Candidate], exclude,
+                          trust: float) -> tuple[list[tuple[float, Candidate]], list[Candidate]]:
+        """One draft with ``pop`` (its generator, timed into ``profile``): the drafts, best first, and
+        the random samples they came from. It reads no state that the main thread changes meanwhile
+        (``known_best``, ``exclude`` and ``trust`` are taken when it starts), so it may run in the
+        background."""
+        with self._scoring_in_workers(population=pop, profile=profile):
+            profile.count("drafted")
+            if population is None:
+                init = pop.sample(self.design_spaces, max(1, round(self.random_share * self.population_size)))
+                random_pool = list(init)
+            else:
+                init = [c for c in population if c.key not in exclude]
+                random_pool = list(population)
+            if len(init) < self.population_size:  # grow by mutating the best programs known
+                seeds = init + known_best
+                if seeds:
+                    scores = np.maximum(self._analyzer_scores(seeds, profile), 0.0)
+                    p = scores / scores.sum() if scores.sum() > 0 else None
+                    parents = [seeds[i] for i in pop.rng.choice(len(seeds), size=self.population_size - len(init), p=p)]
+                    init += [c for c in pop.mutate_many(parents) if c is not None]
+            iterations = self.draft_iters if genetic and trust >= GA_MIN_TRUST else 0
+            profile.count("draft_ga_iterations", iterations)
+            drafts = evolve(
+                pop, init, functools.partial(self._analyzer_scores, profile=profile),
+                iterations=iterations, keep=self.draft_size, mutate_prob=self.mutate_prob,
+                exclude=exclude, offspring=self.population_size,
+            )
+        return drafts, random_pool
 
     def _pick(self, n: int) -> list[Candidate]:
         if self.round == 0:  # nothing measured yet, here or in the database
             self._started_ranked = self.cold_ranked and not self.measured_top
-        if self.round == 0 and self._started_ranked:
-            self._draft(genetic=False)
-        elif self.round == 1 and self._started_ranked:  # the genetic search, on the first round's population
-            self._draft(population=self.random_pool)
-        elif (self.round - int(self._started_ranked)) % self.draft_every == 0 or not self._fresh_drafts():
-            self._draft()
+        plan = self._draft_plan(self.round)
+        if self._pending_draft is not None:  # this round's draft ran while the last batch was measured
+            self._take_background_draft()
+        elif plan is not None or not self._fresh_drafts():
+            self._draft(**(plan or {}))
         drafts = self._fresh_drafts()
         draft_keys = {c.key for _, c in drafts}
         outside = [c for c in self.random_pool if c.key not in self.measured and c.key not in draft_keys]
