@@ -114,15 +114,13 @@ def _gather_share(access, loops, unrolled: list[bool], last: int, *, vector_regs
     for j in range(last, -1, -1):
         rolled = not unrolled[j] and loops[j].kind != "parallel"
         if rolled and hoisting and not access.spans[:, j].any():
+            # the vectors that fit are gathered once for all of this loop's iterations, the rest in each
             fit = min(1.0, free_registers / (gathers * vector_regs))
-            if fit >= 1.0:
-                continue  # hoisted: gathered once for all of this loop's iterations
             gathers *= fit + (1.0 - fit) * loops[j].extent
-            hoisting = False
-            continue
-        gathers *= loops[j].extent
-        if not unrolled[j]:
-            hoisting = False
+            hoisting = fit >= 1.0
+        else:
+            gathers *= loops[j].extent
+            hoisting = hoisting and unrolled[j]
     return gathers / outer_iters
 
 
@@ -188,7 +186,12 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     rules = {"vector_regs": vec_regs, "free_registers": spec.vector_registers - HOIST_RESERVED_REGISTERS}
     # per vector iteration: the loops around the vectorized one
     share = [_gather_share(a, loops, unrolled, n - 2, **rules) if g else 0.0 for a, g in zip(accesses, gathered)]
-    access_uops = [lanes * s + unit_ops * (1.0 - s) if g else float(unit_ops) for g, s in zip(gathered, share)]
+
+    def vector_uops(gather_share: float) -> float:
+        """Memory uops per vector of an access that really gathers in ``gather_share`` of its uses."""
+        return lanes * gather_share + unit_ops * (1.0 - gather_share)
+
+    access_uops = [vector_uops(s) for s in share]
     gather_cycles = sum(share) * lanes * GATHER_CYCLES_PER_LANE
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
     guard_slots = nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) if guard_inner else 0.0
@@ -233,7 +236,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                     if a.spans[:, j].any():
                         cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
                 sh = _gather_share(a, loops, unrolled, r, **rules) if g else 0.0  # per step: the loops around it
-                load_uops += cnt * (lanes * sh + unit_ops * (1.0 - sh) if g else unit_ops)
+                load_uops += cnt * vector_uops(sh)
                 inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
             uops = load_uops + inserts + chains * unit_ops * fma_per_elem
             per_step = max(load_uops / spec.load_ports, inserts, chains * unit_ops * fma_per_elem / spec.fma_units,

@@ -15,6 +15,12 @@ STRATEGIES = ("pruner", "pruner-paper", "pruner-pacm", "pruner-moa", "default", 
               "evolutionary-analyzer")
 
 
+def _choose_from() -> str:
+    """The list of strategies and how to pass PrunerSearch options, for error messages."""
+    return (f"choose from {', '.join(STRATEGIES)} "
+            "(PrunerSearch options follow as +key=value, e.g. pruner+draft_every=4)")
+
+
 def split_strategy(name: str) -> tuple[str, dict]:
     """A strategy name and its PrunerSearch keyword options: ``"pruner+draft_every=4+local_parents=0"``
     is ``pruner`` with ``draft_every=4, local_parents=0`` (values read as JSON, else kept as text), so
@@ -32,8 +38,7 @@ def split_strategy(name: str) -> tuple[str, dict]:
 
     base, *parts = name.split("+")
     if base not in STRATEGIES:
-        raise ValueError(f"unknown strategy {base!r}; choose from {', '.join(STRATEGIES)} "
-                         "(PrunerSearch options follow as +key=value, e.g. pruner+draft_every=4)")
+        raise ValueError(f"unknown strategy {base!r}; {_choose_from()}")
     if parts and not base.startswith("pruner"):
         raise ValueError(f"strategy {name!r}: +key=value options are PrunerSearch keywords; {base!r} is not one")
     keywords = set(inspect.signature(PrunerSearch._cls.__init__).parameters) - {"self"}
@@ -54,8 +59,7 @@ def check_strategies(names) -> None:
     """Raise ``ValueError`` naming every entry of ``names`` that is not a strategy (see :func:`split_strategy`)."""
     unknown = [s for s in names if s.split("+")[0] not in STRATEGIES]
     if unknown:
-        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)} "
-                         "(PrunerSearch options follow as +key=value, e.g. pruner+draft_every=4)")
+        raise ValueError(f"unknown strategies {unknown}; {_choose_from()}")
     for name in names:
         split_strategy(name)
 
@@ -82,14 +86,12 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
 
     name, options = split_strategy(name)
     pruner_kwargs = {**(pruner_kwargs or {}), **options}
-    if name == "pruner":  # XGBoost without its random warm-up: the verify stage ranks from the first batch
-        return PrunerSearch(**(pruner_kwargs or {})), ms.cost_model.XGBModel(num_tuning_cores=cores,
-                                                                             num_warmup_samples=0)
-    if name == "pruner-paper":
+    if name in ("pruner", "pruner-paper"):  # XGBoost without its random warm-up (verify_cost_model)
+        from ..integration.tune import verify_cost_model
         from ..strategy.pruner_search import PAPER_VERIFY
 
-        return (PrunerSearch(**{**PAPER_VERIFY, **(pruner_kwargs or {})}),
-                ms.cost_model.XGBModel(num_tuning_cores=cores, num_warmup_samples=0))
+        strategy = PrunerSearch(**{**(PAPER_VERIFY if name == "pruner-paper" else {}), **pruner_kwargs})
+        return strategy, verify_cost_model("xgb", strategy, num_tuning_cores=cores)
     if name in ("pruner-pacm", "pruner-moa"):
         from ..cost_model import PaCM
 

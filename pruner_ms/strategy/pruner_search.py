@@ -482,9 +482,13 @@ class PrunerSearch(PySearchStrategy):
         """Draft now: sample a population (or take ``population``) and keep the analyzer's best, after
         a genetic search when ``genetic`` and the analyzer is trusted enough."""
         self.drafts, self.random_pool = self._draft_population(
-            self.population, self.profile, genetic=genetic, population=population,
-            known_best=[c for _, c in self._fresh_drafts()] + self.measured_top,
-            exclude=self.measured, trust=self.trust_level)
+            self.population, self.profile, genetic=genetic, population=population, exclude=self.measured,
+            **self._draft_inputs())
+
+    def _draft_inputs(self) -> dict:
+        """What a draft grows from, as known now: the best programs (fresh drafts, measured best) and
+        the analyzer's trust."""
+        return {"known_best": [c for _, c in self._fresh_drafts()] + self.measured_top, "trust": self.trust_level}
 
     def _start_background_draft(self) -> None:
         """If the next round redrafts (and ``overlap_draft``), start its draft in the background from
@@ -497,8 +501,7 @@ class PrunerSearch(PySearchStrategy):
         population = self.population.view(np.random.default_rng(self._rng.integers(2**63)), profile)
         future = self._draft_executor.submit(
             self._draft_population, population, profile, genetic=plan.get("genetic", True),
-            population=plan.get("population"), known_best=[c for _, c in self._fresh_drafts()] + self.measured_top,
-            exclude=frozenset(self.measured), trust=self.trust_level)
+            population=plan.get("population"), exclude=frozenset(self.measured), **self._draft_inputs())
         self._pending_draft = (future, profile)
 
     def _take_background_draft(self) -> None:
