@@ -186,7 +186,10 @@ def featurize_records(model, wl: WorkloadRecords) -> tuple[list, list]:
     skipped)."""
     from tvm.s_tir import meta_schedule as ms
 
-    ctx = ms.TuneContext(wl.mod, target=wl.target, num_threads="physical")
+    from ..integration.workarounds import tensor_intrinsics_for
+
+    with tensor_intrinsics_for(wl.target):
+        ctx = ms.TuneContext(wl.mod, target=wl.target, num_threads="physical")
     cands, lats = [], []
     for rec, lat in zip(wl.records, wl.latencies):
         try:

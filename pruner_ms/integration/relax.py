@@ -149,7 +149,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .resume import measured_count, open_database
     from .runners import make_runner
     from .tune import default_builder, verify_cost_model
-    from .workarounds import meta_schedule_logging, normalize_target
+    from .workarounds import meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
     if max_trials_global <= 0:
         raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
@@ -165,18 +165,19 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     remaining = max_trials_global - sum(min(d, per_task) for d in done.values())
     strategy = strategy if strategy is not None else PrunerSearch()
     cost_model = verify_cost_model(cost_model, strategy)
-    contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
-        [t for t in tasks if done[t.task_name] < per_task], work_dir, strategy=strategy, seed=seed)
-    if remaining > 0 and contexts:
-        measure_callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + list(callbacks or [])
-        with meta_schedule_logging():
-            ms.tune_tasks(
-                tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
-                max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
-                builder=builder if builder is not None else default_builder(target),
-                runner=runner, database=database, cost_model=cost_model,
-                measure_callbacks=measure_callbacks,
-            )
+    with tensor_intrinsics_for(target):  # the TuneContexts made here import them
+        contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
+            [t for t in tasks if done[t.task_name] < per_task], work_dir, strategy=strategy, seed=seed)
+        if remaining > 0 and contexts:
+            measure_callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + list(callbacks or [])
+            with meta_schedule_logging():
+                ms.tune_tasks(
+                    tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
+                    max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
+                    builder=builder if builder is not None else default_builder(target),
+                    runner=runner, database=database, cost_model=cost_model,
+                    measure_callbacks=measure_callbacks,
+                )
     reports = []
     for t in tasks:
         top = database.get_top_k(database.commit_workload(t.dispatched[0]), 1) if database.has_workload(

@@ -15,7 +15,7 @@ from .cuda import (
 )
 from .resume import measured_count, open_database
 from .runners import make_runner
-from .workarounds import WarmPoolBuilder, meta_schedule_logging, normalize_target
+from .workarounds import WarmPoolBuilder, meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
 logger = logging.getLogger("pruner_ms")
 
@@ -133,7 +133,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
             per_task = min(per_task, max_trials_global - done)
         kwargs["max_trials_per_task"] = per_task
         max_trials_global -= done
-    with meta_schedule_logging():
+    with meta_schedule_logging(), tensor_intrinsics_for(target):
         return ms.tune_tir(
             mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
             strategy=strategy, cost_model=cost_model,
