@@ -21,6 +21,14 @@ def _choose_from() -> str:
             "(PrunerSearch options follow as +key=value, e.g. pruner+draft_every=4)")
 
 
+def _bench_target(target):
+    """The target a benchmark tunes for: ``target`` checked, or this CPU's (``host_cpu_spec().target()``)."""
+    from ..hardware import host_cpu_spec
+    from ..integration.workarounds import normalize_target
+
+    return normalize_target(target if target is not None else host_cpu_spec().target())
+
+
 def split_strategy(name: str) -> tuple[str, dict]:
     """A strategy name and its PrunerSearch keyword options: ``"pruner+draft_every=4+local_parents=0"``
     is ``pruner`` with ``draft_every=4, local_parents=0`` (values read as JSON, else kept as text), so
@@ -129,9 +137,9 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     from ..hardware import host_cpu_spec
     from ..integration.timeline import TimedStrategy, Timeline, TimelineCallback
     from ..integration.tune import default_builder
-    from ..integration.workarounds import meta_schedule_logging, normalize_target, tensor_intrinsics_for
+    from ..integration.workarounds import meta_schedule_logging, tensor_intrinsics_for
 
-    target = normalize_target(target if target is not None else host_cpu_spec().target())
+    target = _bench_target(target)
     cores = cores or host_cpu_spec().cores
     strat, cost_model = make_strategy(strategy, cores, pruner_kwargs, pacm_checkpoint)
     stopper = None
@@ -491,14 +499,13 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
     if not any(todo for _, todo in plan):
         return [], {"measured": {}}
 
-    from ..hardware import host_cpu_spec
-    from ..integration.workarounds import normalize_target, tensor_intrinsics_for
+    from ..integration.workarounds import tensor_intrinsics_for
 
     invocation = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     runs = []
     # the tensor intrinsics the target's rules can name, registered before any clock starts (for the
     # local CPU only the CPU ones: 0.3 s instead of the 30-50 s of all of them)
-    with tensor_intrinsics_for(normalize_target(target if target is not None else host_cpu_spec().target())):
+    with tensor_intrinsics_for(_bench_target(target)):
         for wl, todo in plan:
             wl_runs = []
             for seed, pos, strategy, wd in todo:
