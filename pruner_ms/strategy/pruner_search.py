@@ -26,6 +26,10 @@ logger = logging.getLogger("pruner_ms")
 
 # The paper's constants (population, drafts, draft GA iterations, random share of the population).
 PAPER_DEFAULTS = {"population_size": 1536, "draft_size": 512, "draft_iters": 2, "random_share": 1.0}
+# CPU (and other non-CUDA) targets: the paper's population and drafts, one genetic iteration per redraft
+# (the paper: 2). A redraft's second iteration is ~1,300 more replays and analyzer evaluations, a third
+# of a 128-trial run's search time on a GEMM, for no better final latency (docs/results/draft_iters_s7).
+CPU_DEFAULTS = {**PAPER_DEFAULTS, "draft_iters": 1}
 # CUDA spaces: replays cost ~10x more and ~90 % of random tensor-core samples are invalid, so a draft
 # grows a smaller population mostly by mutation (measured in scripts/tc_host_time.py).
 CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "random_share": 0.25}
@@ -35,7 +39,8 @@ CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "ra
 # redraft period.
 PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False,
                 "cold_ranked": False,  # the paper drafts the first batch with the genetic search
-                "draft_every": 2}  # the paper's redraft period (ours: 4)
+                "draft_every": 2,  # the paper's redraft period (ours: 4)
+                "draft_iters": 2}  # the paper's genetic iterations per draft (ours on CPUs: 1)
 
 
 # Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
@@ -89,7 +94,11 @@ class PrunerSearch(PySearchStrategy):
         verify round, and redrafting every 4 rounds cut the search time of 128-trial runs by 31-39 %
         with the same final latency (0.96-1.01 of it, 4 workloads x 2 seeds, docs/results/ablation_s5).
     draft_iters : int, optional
-        Genetic iterations scored by the analyzer (paper and CPU default: 2; CUDA default: 1).
+        Genetic iterations scored by the analyzer per draft (paper: 2; CPU and CUDA default: 1). On the
+        CPU suite the second iteration added ~3 s of search to each 128-trial GEMM run (its wall time per
+        trial 1.09-1.16x the default's instead of 1.02-1.09x) and no better final latency (one iteration's
+        was 0.93-1.02 of two iterations', 2 GEMMs x 2 seeds, docs/results/draft_iters_s7); the
+        ``pruner-paper`` ablation keeps 2.
     random_share : float, optional
         Share of each draft population sampled at random from the design spaces; the rest are
         mutations of the best programs known (last drafts, measured best). Paper and CPU default: 1.0.
@@ -226,7 +235,7 @@ class PrunerSearch(PySearchStrategy):
         self.context = context
         if self.analyzer is None:
             self.analyzer = analyzer_for_target(context.target)
-        preset = CUDA_DEFAULTS if str(context.target.kind.name) == "cuda" else PAPER_DEFAULTS
+        preset = CUDA_DEFAULTS if str(context.target.kind.name) == "cuda" else CPU_DEFAULTS
         for name, value in preset.items():  # keywords left at None take the target's defaults
             if getattr(self, name) is None:
                 setattr(self, name, value)
