@@ -117,6 +117,7 @@ def cmd_tune(a) -> int:
     from .bench.compare import check_against_numpy, make_strategy
     from .integration.resume import measured_count, open_database
     from .integration.cuda import check_runner
+    from .integration.reuse import check_reuse_sources
     from .integration.runners import make_runner
     from .integration.timeline import Timeline, TimelineCallback
     from .integration.tune import check_workload, task_modules, tune_tir
@@ -128,6 +129,7 @@ def cmd_tune(a) -> int:
     mod = check_workload(workload.func if workload else load_tvmscript(a.tvmscript))
     runner = make_runner(a.runner)  # a bad runner or a GPU target without its GPU fails before any file exists
     check_runner(target, runner)
+    check_reuse_sources(a.reuse or [])
     work_dir = a.work_dir or os.path.join("pruner_ms_runs", workload.name if workload else
                                           os.path.splitext(os.path.basename(a.tvmscript))[0])
     if not a.work_dir:
@@ -138,7 +140,7 @@ def cmd_tune(a) -> int:
     timeline = Timeline(a.trials, progress=not a.no_progress, desc=f"{a.strategy} {a.workload or a.tvmscript}")
     if done and timeline.bar is not None:  # resumed: the bar starts at what the database already holds
         timeline.bar.update(min(done, a.trials))
-    db = tune_tir(mod, target, work_dir, a.trials, strategy=strategy, cost_model=cost_model,
+    db = tune_tir(mod, target, work_dir, a.trials, strategy=strategy, cost_model=cost_model, reuse=a.reuse,
                   num_trials_per_iter=a.trials_per_iter, runner=runner, space=a.space, seed=a.seed,
                   measure_callbacks=_default_callbacks() + [TimelineCallback(timeline)])
     timeline.close()
@@ -174,7 +176,7 @@ def cmd_compile(a) -> int:
     report = compile_model(model, inputs, target, work_dir, max_trials_global=a.trials,
                            max_trials_per_task=a.trials_per_task, num_trials_per_iter=a.trials_per_iter,
                            strategy=strategy, cost_model=cost_model, runner=a.runner, seed=a.seed,
-                           callbacks=[TimelineCallback(timeline)])
+                           callbacks=[TimelineCallback(timeline)], reuse=a.reuse, zero_measure=a.zero_measure)
     timeline.close()
     print(report.format())
     if a.export:
@@ -235,9 +237,10 @@ def _load_side(path: str):
     if os.path.isdir(path):
         if not os.path.exists(os.path.join(path, RECORD_FILE)):
             raise CLIError(f"{path} holds no {RECORD_FILE}: not a MetaSchedule work_dir")
+        from .integration.database import records_by_workload
         from .integration.resume import open_database
 
-        return "db", _records_by_workload(open_database(path, repair_tail=False))
+        return "db", records_by_workload(open_database(path, repair_tail=False))
     if not os.path.exists(path):
         raise CLIError(f"{path}: no such file or directory")
     try:
@@ -245,32 +248,6 @@ def _load_side(path: str):
             return "json", json.load(f)
     except ValueError as err:
         raise CLIError(f"{path} is neither a work_dir nor a JSON result ({err})") from None
-
-
-def _records_by_workload(db) -> dict:
-    """{workload key: {"name", "latencies" (in measurement order, inf = failed), "best" record}}."""
-    import tvm_ffi
-
-    from .integration.measured_latency import record_seconds
-
-    out: dict = {}
-    for rec in db.get_all_tuning_records():
-        key = int(tvm_ffi.structural_hash(rec.workload.mod))
-        entry = out.setdefault(key, {"name": _workload_name(rec.workload.mod), "latencies": [], "best": None})
-        entry["latencies"].append(record_seconds(rec))
-        if entry["best"] is None or entry["latencies"][-1] < record_seconds(entry["best"]):
-            entry["best"] = rec
-    return out
-
-
-def _workload_name(mod) -> str:
-    names = [gv.name_hint for gv in mod.get_global_vars()]
-    func = mod[names[0]]
-    shapes = []
-    for p in list(func.params)[:4]:  # TVM 0.27: buffer parameters carry their shape
-        if getattr(p, "shape", None) is not None:
-            shapes.append("x".join(str(d) for d in p.shape))
-    return f"{names[0]}({', '.join(shapes)})"
 
 
 def compare_databases(a: dict, b: dict, name_a: str, name_b: str) -> str:
@@ -299,19 +276,16 @@ def _first_reach(latencies: list[float], target: float) -> str:
 
 
 def cmd_show(a) -> int:
-    from .integration.resume import RECORD_FILE
-
-    if not os.path.isdir(a.work_dir) or not os.path.exists(os.path.join(a.work_dir, RECORD_FILE)):
-        raise CLIError(f"{a.work_dir} is not a MetaSchedule work_dir (no {RECORD_FILE})")
-    print(_describe_database(a.work_dir, top=a.top, trace=a.trace))
+    print(_describe_database(_work_dir_or_error(a.work_dir), top=a.top, trace=a.trace))
     return 0
 
 
 def _describe_database(work_dir: str, *, top: int = 5, trace: bool = False) -> str:
+    from .integration.database import records_by_workload
     from .integration.resume import open_database
 
     lines = [f"work_dir {work_dir}"]
-    by_wl = _records_by_workload(open_database(work_dir, repair_tail=False))
+    by_wl = records_by_workload(open_database(work_dir, repair_tail=False))
     for entry in by_wl.values():
         lat = entry["latencies"]
         valid = sorted(x for x in lat if math.isfinite(x))
@@ -326,6 +300,41 @@ def _describe_database(work_dir: str, *, top: int = 5, trace: bool = False) -> s
     if os.path.isdir(logs):
         lines.append(f"  logs: {logs} ({len(os.listdir(logs))} files; build and run errors are there)")
     return "\n".join(lines)
+
+
+def _work_dir_or_error(path: str) -> str:
+    from .integration.resume import RECORD_FILE
+
+    if not os.path.isdir(path) or not os.path.exists(os.path.join(path, RECORD_FILE)):
+        raise CLIError(f"{path} is not a MetaSchedule work_dir (no {RECORD_FILE})")
+    return path
+
+
+def cmd_db(a) -> int:
+    from .integration import database
+
+    if a.action == "stats":
+        print("| work_dir | workload | target | measured | valid | failed | best (ms) |")
+        print("|---|---|---|---|---|---|---|")
+        for wd in a.work_dirs:
+            for s in database.database_stats(_work_dir_or_error(wd)):
+                print(f"| {wd} | {s.name} | {s.target} | {s.measured} | {s.valid} | {s.failed} | "
+                      f"{_ms_cell(s.best_seconds) if math.isfinite(s.best_seconds) else 'none'} |")
+    elif a.action == "merge":
+        if a.out is None:
+            raise CLIError("db merge: say where the merged database goes with --out DIR")
+        sources = [_work_dir_or_error(wd) for wd in a.work_dirs]
+        if os.path.abspath(a.out) in {os.path.abspath(wd) for wd in sources}:
+            raise CLIError("db merge: --out must not be one of the work_dirs merged")
+        report = database.merge_databases(a.out, sources)
+        print(f"merged {len(sources)} work_dir(s) into {a.out}: {report.added} records added, "
+              f"{report.duplicates} already there (same workload, target and trace) skipped")
+    else:  # export
+        if a.out is None or len(a.work_dirs) != 1:
+            raise CLIError("db export: one work_dir and --out FILE.jsonl")
+        n = database.export_best(_work_dir_or_error(a.work_dirs[0]), a.out)
+        print(f"wrote the best record of {n} workload(s) to {a.out}")
+    return 0
 
 
 def cmd_train(a) -> int:
@@ -359,19 +368,28 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--space", default="post-order-apply", help="post-order-apply (default) or cuda-tensorcore")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--no-check", action="store_true", help="skip the numpy check of named workloads")
+    t.add_argument("--reuse", nargs="+", metavar="DIR", help="work_dirs (or a pruner-ms db merge database) whose "
+                   "records for this target stand in for tuning: a workload found there is measured once here, "
+                   "not tuned")
     common(t, trials=128)
     t.set_defaults(func=cmd_tune)
 
     c = sub.add_parser("compile", help="tune and compile a torch model into a Relax VM",
                        description="Tune every task of a torch model, compile it, check it against torch and "
                                    "time tuned vs untuned vs torch eager.")
-    c.add_argument("--model", required=True, help="small-cnn, tiny-cnn, or module:function returning (model, inputs)")
+    c.add_argument("--model", required=True, help="small-cnn, tiny-cnn, resnet18, resnet50, mobilenetv2, bert-layer "
+                   "(random weights), or module:function returning (model, inputs)")
     c.add_argument("--work-dir", help="database and logs (default pruner_ms_runs/model-<name>)")
     c.add_argument("--trials-per-task", type=positive, help="cap per task (default: an even share)")
     c.add_argument("--strategy", default="pruner", choices=STRATEGIES)
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--export", help="also write the tuned executable here (.so)")
     c.add_argument("--atol", type=float, default=1e-3, help="max abs error vs torch before exiting 1")
+    c.add_argument("--zero-measure", action="store_true", help="measure nothing: compile the program the analyzer "
+                   "ranks first for each task (seconds, not minutes); a later run without it tunes from there")
+    c.add_argument("--reuse", nargs="+", metavar="DIR", help="work_dirs (or a pruner-ms db merge database) whose "
+                   "records for this target stand in for tuning: a workload found there is measured once here, "
+                   "not tuned")
     common(c, trials=128)
     c.set_defaults(func=cmd_compile)
 
@@ -414,6 +432,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--trace", action="store_true", help="print each workload's best trace")
     s.set_defaults(func=cmd_show)
 
+    d = sub.add_parser("db", help="tuning databases: stats, merge, export",
+                       description="stats WORK_DIR...: records per workload and target. merge WORK_DIR... --out DIR: "
+                                   "copy every record into DIR's database, each once (same workload, target and "
+                                   "trace). export WORK_DIR --out FILE.jsonl: the best record per workload.")
+    d.add_argument("action", choices=("stats", "merge", "export"))
+    d.add_argument("work_dirs", nargs="+", metavar="WORK_DIR")
+    d.add_argument("--out", help="merge: the destination work_dir; export: the JSON-lines file")
+    d.set_defaults(func=cmd_db)
+
     tr = sub.add_parser("train", help="train PaCM offline on work_dirs (python -m pruner_ms.cost_model.train)",
                         description="Everything after 'train' goes to python -m pruner_ms.cost_model.train "
                                     "(WORK_DIR... --out ckpt.pt [--epochs N] ...).", add_help=False)
@@ -434,12 +461,13 @@ def main(argv=None) -> int:
     from .integration.cuda import NoGPUError, NotTensorizableError
     from .integration.relax import ModelImportError
     from .integration.resume import DatabaseError
+    from .integration.reuse import ReuseError
     from .integration.runners import RunnerSpecError
     from .integration.tune import WorkloadError
     from .integration.workarounds import TargetError
 
     known = (CLIError, TargetError, WorkloadError, DatabaseError, SuiteError, RunnerSpecError, NoGPUError,
-             NotTensorizableError, ModelImportError)
+             NotTensorizableError, ModelImportError, ReuseError)
     try:
         return a.func(a)
     except known as err:

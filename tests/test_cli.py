@@ -25,6 +25,9 @@ from .conftest import write_mini_suite
     (["bench", "--suite", "nosuch"], "no suite 'nosuch'"),
     (["bench", "--suite", "cpu", "--strategies", "pruner,magic"], "unknown strategies ['magic']"),
     (["show", "/nonexistent"], "not a MetaSchedule work_dir"),
+    (["db", "stats", "/nonexistent"], "not a MetaSchedule work_dir"),
+    (["tune", "--workload", "gemm-64", "--reuse", "/nonexistent"], "--reuse /nonexistent: not a MetaSchedule work_dir"),
+    (["db", "export", "/nonexistent"], "one work_dir and --out FILE.jsonl"),
     (["compare", "/nonexistent-a", "/nonexistent-b"], "no such file or directory"),
     (["compile", "--model", "resnet9000"], "unknown model 'resnet9000'"),
 ])
@@ -89,6 +92,30 @@ def test_tune_show_compare_round_trip(tmp_path, capsys):
     code, out, _ = _run(capsys, "compare", a, b)
     assert code == 0 and "ratio b/a" in out
     assert out.count("| main(") == 1, "the TVMScript GEMM and gemm-64 are one workload"
+    # records reused: merging both work_dirs keeps every record once, and a second merge adds nothing
+    merged = str(tmp_path / "merged")
+    code, out, _ = _run(capsys, "db", "merge", a, b, "--out", merged)
+    assert code == 0, out
+    added = int(out.split(": ")[1].split(" records added")[0])
+    assert 8 <= added <= 16 and f"{16 - added} already there" in out
+    code, out, _ = _run(capsys, "db", "merge", a, b, "--out", merged)
+    assert code == 0 and "0 records added, 16 already there" in out
+    code, out, _ = _run(capsys, "db", "stats", merged)
+    assert code == 0 and f"| {added} |" in out and out.count("| main(") == 1
+    code, out, _ = _run(capsys, "db", "export", merged, "--out", str(tmp_path / "best.jsonl"))
+    assert code == 0 and "1 workload(s)" in out
+    best = json.loads((tmp_path / "best.jsonl").read_text())
+    assert "sample_perfect_tile" in best["trace"] and best["seconds"] > 0
+    code, _, err = _run(capsys, "db", "merge", a, "--out", a)
+    assert code == 2 and "must not be one of the work_dirs merged" in err
+    # a workload found with --reuse is measured once here (its best program there) and not tuned
+    c = str(tmp_path / "c")
+    code, out, _ = _run(capsys, "tune", "--workload", "gemm-64", "--trials", "8", "--work-dir", c, "--reuse", merged,
+                        "--no-progress")
+    assert code == 0, out
+    assert "1 measured, 1 valid" in out and "numpy check: ok" in out
+    code, out, _ = _run(capsys, "db", "export", c, "--out", str(tmp_path / "c.jsonl"))
+    assert json.loads((tmp_path / "c.jsonl").read_text())["trace"] == best["trace"]
 
 
 @pytest.mark.slow
@@ -107,7 +134,7 @@ def test_bench_writes_json_markdown_and_curves(tmp_path, capsys):
     assert len(pngs) == 1 and pngs[0].read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("command", ["tune", "compile", "bench", "compare", "show", "train"])
+@pytest.mark.parametrize("command", ["tune", "compile", "bench", "compare", "show", "db", "train"])
 def test_every_command_answers_help(command, capsys):
     from pruner_ms.cli import main
 

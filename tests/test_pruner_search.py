@@ -196,6 +196,23 @@ def test_cold_random_share_hedges_the_first_batch(target):
         PrunerSearch(cold_random_share=1.5)
 
 
+def test_best_drafts_are_what_the_first_batch_measures_first(target):
+    """``best_drafts`` (the zero-measurement compile's choice) drafts the round that the first
+    ``generate_measure_candidates`` then picks from: the analyzer's first program is measured first,
+    and no second draft is made."""
+    wl = gemm(128, 128, 128)
+    strat = PrunerSearch(**SMALL)
+    ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target,
+                         space_generator=ms.space_generator.PostOrderApply(), search_strategy=strat,
+                         num_threads=2, rand_state=5)
+    ctx.pre_tuning(16, 8, ctx.generate_design_space(), ms.database.MemoryDatabase(), None)
+    drafts = strat.best_drafts(3)
+    assert len(drafts) == 3 and drafts[0][0] <= drafts[1][0] <= drafts[2][0] and drafts[0][0] > 0
+    batch = ctx.generate_measure_candidates()
+    assert strat._inst.last_round_profile.get("drafted", 0) == 0  # picked from the draft best_drafts made
+    assert int(tvm_ffi.structural_hash(batch[0].sch.mod)) == int(tvm_ffi.structural_hash(drafts[0][1].mod))
+
+
 def test_scores_made_in_replay_workers_equal_one_at_a_time_estimates(target, host_spec):
     """Drafts scored by the replay workers (overlapping TVM's replays) carry exactly the estimate the
     analyzer gives each program alone, and so do the programs handed out."""

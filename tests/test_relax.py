@@ -43,6 +43,22 @@ def test_tasks_left_without_records_are_reported_loudly(tmp_path, target, builde
     assert report.max_abs_error < 1e-4  # untuned code is still correct, just slow
 
 
+@pytest.mark.slow
+def test_zero_measurement_compile_runs_and_matches_torch(tmp_path, target):
+    """Every task gets the analyzer's first-ranked program; nothing is built for measurement and the
+    work_dir's database gets no record."""
+    from pruner_ms.integration.resume import open_database
+
+    model, inputs = tiny_cnn()
+    wd = str(tmp_path / "wd")
+    report = compile_model(model, inputs, target, wd, max_trials_global=64, seed=0, repeat=3, zero_measure=True)
+    assert report.tasks and all(t.estimated and t.trials == 0 for t in report.tasks)
+    assert all(t.tuned for t in report.tasks if "conv" in t.name or "matmul" in t.name), report.format()
+    assert report.max_abs_error is not None and report.max_abs_error < 1e-4
+    assert report.tuned_seconds > 0 and "drafted, zero measurements" in report.format()
+    assert not open_database(wd).get_all_tuning_records()
+
+
 def test_unexportable_model_names_the_problem():
     import torch
 

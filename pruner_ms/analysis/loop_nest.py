@@ -2,15 +2,16 @@
 
 The analyzer works on the scheduled (not lowered) TensorIR that MetaSchedule candidates carry: loops
 with their kinds and annotations, and leaf blocks with their buffer regions. A block's index
-expressions are written as one numpy-vectorized Python function (compiled once per index structure,
-constants passed as arguments), so the span of every access under every loop comes from a single
-numeric evaluation instead of symbolic arithmetic through the FFI.
+expressions become one flat list of numpy operations (:class:`_IndexProgram`, a small interpreter
+over vectors of sample points), so the span of every access under every loop comes from a single
+numeric pass instead of symbolic arithmetic through the FFI.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import logging
+import operator
 
 import numpy as np
 from tvm import ir, tirx
@@ -127,38 +128,68 @@ class LeafNest:
     guard_compares: int = 0  # comparisons evaluated per innermost iteration by those conditions
 
 
-class _PySource:
-    """Write integer index expressions as numpy-vectorized Python source.
+class _IndexProgram:
+    """Integer index expressions of one block as a flat list of numpy operations (a small interpreter).
 
-    Variables are named by their handle (``Var.__eq__`` builds an EQ expression, so TIR vars make
-    slow dict keys); unknown nodes become 0 (their spans stay 0 and footprints are capped by shape),
-    and each kind of unknown node is logged once (:func:`_note_unknown_index_node`).
+    Registers hold numpy arrays (one value per sample point) or constants: registers ``0..n-1`` are
+    the loop variables, read from the rows of the sample matrix. Each expression node becomes one
+    operation ``(function, destination, left, right)``; a variable is the register of its loop or of
+    the binding that defines it (named by handle: ``Var.__eq__`` builds an EQ expression, so TIR vars
+    make slow dict keys). A variable defined nowhere, or a node kind the program does not know, reads
+    as 0: its spans stay 0 and footprints are capped by shape; each unknown node kind is logged once
+    (:func:`_note_unknown_index_node`).
     """
 
-    def __init__(self) -> None:
-        self.names: dict[int, str] = {}
-        self.consts: list = []  # constants become C[i], so programs that differ only in tile sizes share code
+    def __init__(self, loop_vars: list) -> None:
+        self.num_loops = len(loop_vars)
+        self.registers: dict[int, int] = {v.__chandle__(): j for j, v in enumerate(loop_vars)}
+        self.constants: list = []  # (register, value), set before the operations run
+        self.ops: list[tuple] = []
+        self.size = self.num_loops
+        self._zero = self._constant(0)
 
-    def name(self, var) -> str:
-        h = var.__chandle__()
-        if h not in self.names:
-            self.names[h] = f"v{len(self.names)}"
-        return self.names[h]
+    def _new(self) -> int:
+        self.size += 1
+        return self.size - 1
 
-    def __call__(self, e) -> str:
+    def _constant(self, value) -> int:
+        reg = self._new()
+        self.constants.append((reg, value))
+        return reg
+
+    def bind(self, var, value) -> None:
+        """``var`` takes the value of ``value`` from here on (a block's iter var and its binding)."""
+        self.registers[var.__chandle__()] = self(value)
+
+    def __call__(self, e) -> int:
+        """The register that holds the value of expression ``e``."""
         t = type(e)  # exact-type dispatch: isinstance chains dominated the analyzer's profile
-        op = _BINARY.get(t)
-        if op is not None:
-            return op.format(self(e.a), self(e.b))
+        fn = _BINARY.get(t)
+        if fn is not None:
+            a, b = self(e.a), self(e.b)
+            dst = self._new()
+            self.ops.append((fn, dst, a, b))
+            return dst
         if t is tirx.IntImm or t is tirx.FloatImm:
-            self.consts.append(e.value)
-            return f"C[{len(self.consts) - 1}]"
+            return self._constant(e.value)
         if t is tirx.Var:
-            return self.names.get(e.__chandle__(), "0")
+            return self.registers.get(e.__chandle__(), self._zero)
         if t is tirx.Cast:
             return self(e.value)
         _note_unknown_index_node(t.__name__)
-        return "0"
+        return self._zero
+
+    def evaluate(self, samples: np.ndarray, outputs: list[int]) -> np.ndarray:
+        """The values of the ``outputs`` registers at every sample point: ``samples[j]`` holds loop
+        ``j``'s value at each point; one row per output."""
+        regs: list = [None] * self.size
+        regs[: self.num_loops] = list(samples)
+        for reg, value in self.constants:
+            regs[reg] = value
+        for fn, dst, a, b in self.ops:
+            regs[dst] = fn(regs[a], regs[b])
+        zero = samples[0] * 0  # broadcasts constant indices to one value per sample point
+        return np.array([regs[o] + zero for o in outputs], dtype=np.float64)
 
 
 @functools.lru_cache(maxsize=None)
@@ -168,36 +199,25 @@ def _note_unknown_index_node(kind: str) -> None:
                    "as not moving with the loops they involve); estimates for such programs are less exact", kind)
 
 
-_BINARY = {
-    tirx.Add: "({} + {})",
-    tirx.Sub: "({} - {})",
-    tirx.Mul: "({} * {})",
-    tirx.FloorDiv: "_fdiv({}, {})",
-    tirx.FloorMod: "_fmod({}, {})",
-    tirx.Div: "_fdiv({}, {})",
-    tirx.Mod: "_fmod({}, {})",
-    tirx.Min: "_min({}, {})",
-    tirx.Max: "_max({}, {})",
-}
-
-
-def _fdiv(a, b):
+def _floordiv(a, b):
     return a // b if np.all(b) else 0
 
 
-def _fmod(a, b):
+def _floormod(a, b):
     return a % b if np.all(b) else 0
 
 
-_GLOBALS = {"_fdiv": _fdiv, "_fmod": _fmod, "_min": np.minimum, "_max": np.maximum}
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiled(body: str):
-    """One vectorized function per distinct index structure (constants are arguments)."""
-    scope: dict = {}
-    exec(f"def _f(L, C):\n{body}\n", _GLOBALS, scope)  # noqa: S102  (source built from TIR nodes above)
-    return scope["_f"]
+_BINARY = {
+    tirx.Add: operator.add,
+    tirx.Sub: operator.sub,
+    tirx.Mul: operator.mul,
+    tirx.FloorDiv: _floordiv,
+    tirx.FloorMod: _floormod,
+    tirx.Div: _floordiv,
+    tirx.Mod: _floormod,
+    tirx.Min: np.minimum,
+    tirx.Max: np.maximum,
+}
 
 
 def _kind(loop: tirx.For) -> str:
@@ -338,9 +358,8 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     keep = [j for j, loop in enumerate(all_loops) if loop.extent > 1]
     loops = [all_loops[j] for j in keep]
     n = len(loops)
-    # sample points: each kept loop alone at 0, 1, middle and last (the others, unit loops included, at 0).
-    # The generated code reads every loop variable from its row, so candidates of one sketch share
-    # their code whichever of their tiles are 1 (one compile per sketch and block, not per tiling).
+    # sample points: each kept loop alone at 0, 1, middle and last (the others, unit loops included, at
+    # 0); every loop variable, unit loops included, reads its row of ``samples``
     segments, columns = [], []
     for j in keep:
         points = sorted({0, 1, all_loops[j].extent // 2, all_loops[j].extent - 1})
@@ -351,25 +370,21 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
             columns.append(col)
     samples = np.array(columns, dtype=np.int64).reshape(-1, len(all_loops)).T  # (all loops, S)
 
-    src = _PySource()
-    lines = [f"    {src.name(v)} = L[{j}]" for j, v in enumerate(all_vars)]
+    program = _IndexProgram(all_vars)
     for var, value in bindings:  # outer blocks first, so chained bindings resolve
-        rhs = src(value)
-        lines.append(f"    {src.name(var)} = {rhs}")
+        program.bind(var, value)
     regions = [(False, r) for r in _items(block.reads)] + [(True, r) for r in _items(block.writes)]
     ranges = [_items(region.region) for _, region in regions]
-    outs = [src(r.min) for rs in ranges for r in rs]
+    outs = [program(r.min) for rs in ranges for r in rs]
     ops, calls, conditions = _scan_body(block.body)
     guards = _comparison_operands(conditions)
-    outs += [src(g) for g in guards]  # conditions are index expressions too: which loops move them
-    lines.append("    Z = L[0] * 0")  # broadcasts constant indices to one row per sample
-    body = "\n".join(lines + ["    return [" + ", ".join(f"{o} + Z" for o in outs) + "]"])
+    outs += [program(g) for g in guards]  # conditions are index expressions too: which loops move them
 
     # spans and unit strides of every index of every access, for all loops at once
     all_spans = np.zeros((len(outs), n))
     all_strides = np.zeros((len(outs), n))
     if outs and columns:
-        mat = np.array(_compiled(body)(samples, src.consts), dtype=np.float64)
+        mat = program.evaluate(samples, outs)
         starts = np.array([lo for lo, _ in segments])
         all_spans = np.maximum.reduceat(mat, starts, axis=1) - np.minimum.reduceat(mat, starts, axis=1)
         multi = np.array([hi - lo > 1 for lo, hi in segments])

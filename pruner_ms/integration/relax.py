@@ -39,6 +39,7 @@ class TaskReport:
     flops: float
     trials: int
     best_seconds: float | None  # None: no valid record, compiled untuned
+    estimated: bool = False  # best_seconds is the analyzer's estimate (zero-measurement compile)
 
     @property
     def tuned(self) -> bool:
@@ -62,7 +63,8 @@ class ModelReport:
         return [t.name for t in self.tasks if not t.tuned]
 
     def format(self) -> str:
-        rows = ["| task | weight | trials | best (us) | GFLOP/s |", "|---|---|---|---|---|"]
+        drafted = any(t.estimated for t in self.tasks)
+        rows = [f"| task | weight | trials | {'estimated' if drafted else 'best'} (us) | GFLOP/s |", "|---|---|---|---|---|"]
         for t in self.tasks:
             if t.tuned:
                 gflops = t.flops / t.best_seconds / 1e9 if t.flops and t.best_seconds > 0 else math.nan
@@ -70,7 +72,8 @@ class ModelReport:
             else:
                 rows.append(f"| {t.name} | {t.weight:g} | {t.trials} | **no valid record: UNTUNED** | |")
         lines = ["\n".join(rows)]
-        timing = [(label, v) for label, v in (("tuned (pruner_ms)", self.tuned_seconds),
+        tuned_label = "drafted, zero measurements (pruner_ms)" if drafted else "tuned (pruner_ms)"
+        timing = [(label, v) for label, v in ((tuned_label, self.tuned_seconds),
                                               ("untuned (TVM default lowering)", self.untuned_seconds),
                                               ("torch eager", self.torch_seconds)) if v is not None]
         if timing:
@@ -140,9 +143,12 @@ def extract_tasks(mod, target, params):
 
 def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, max_trials_per_task: int | None = None,
                num_trials_per_iter: int = 32, strategy=None, cost_model="xgb", builder=None, runner="local",
-               seed: int | None = None, callbacks=None):
+               seed: int | None = None, callbacks=None, reuse: list[str] | None = None):
     """Tune every task of a Relax module with :class:`~pruner_ms.PrunerSearch`; return the database
-    and one :class:`TaskReport` per task. Records already in ``work_dir`` count against the budgets."""
+    and one :class:`TaskReport` per task. Records already in ``work_dir`` count against the budgets.
+    ``reuse``: work_dirs (or a merged database) whose records for the same target stand in for tuning:
+    a task found there has its best program measured once here and is not tuned
+    (:func:`~pruner_ms.integration.reuse.reuse_records`)."""
     from ..strategy import PrunerSearch
     from .cuda import check_runner
     from .measured_latency import record_seconds
@@ -151,8 +157,12 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .tune import default_builder, verify_cost_model
     from .workarounds import meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
+    from .database import workload_key
+    from .reuse import check_reuse_sources, reuse_records
+
     if max_trials_global <= 0:
         raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
+    reuse = check_reuse_sources(reuse or [])
     target = normalize_target(target)
     runner = make_runner(runner)
     check_runner(target, runner)  # a GPU target measured here without the GPU: NoGPUError with the RPC recipe
@@ -161,20 +171,29 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
         raise ValueError("the model has no operator MetaSchedule can tune (no fused TIR function was extracted)")
     per_task = max_trials_per_task or max(num_trials_per_iter, max_trials_global // len(tasks))
     database = open_database(work_dir)
+    builder = builder if builder is not None else default_builder(target)
+    reused = set()
+    if reuse:
+        with tensor_intrinsics_for(target):
+            found = reuse_records(database, reuse, [t.dispatched[0] for t in tasks], target, builder=builder,
+                                  runner=runner)
+        reused = {t.task_name for t in tasks if found.get(workload_key(t.dispatched[0])) is not None
+                  and found[workload_key(t.dispatched[0])].holds}
     done = {t.task_name: measured_count(database, t.dispatched[0]) for t in tasks}
     remaining = max_trials_global - sum(min(d, per_task) for d in done.values())
     strategy = strategy if strategy is not None else PrunerSearch()
     cost_model = verify_cost_model(cost_model, strategy)
     with tensor_intrinsics_for(target):  # the TuneContexts made here import them
         contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
-            [t for t in tasks if done[t.task_name] < per_task], work_dir, strategy=strategy, seed=seed)
+            [t for t in tasks if done[t.task_name] < per_task and t.task_name not in reused], work_dir,
+            strategy=strategy, seed=seed)
         if remaining > 0 and contexts:
             measure_callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + list(callbacks or [])
             with meta_schedule_logging():
                 ms.tune_tasks(
                     tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
                     max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
-                    builder=builder if builder is not None else default_builder(target),
+                    builder=builder,
                     runner=runner, database=database, cost_model=cost_model,
                     measure_callbacks=measure_callbacks,
                 )
@@ -191,6 +210,54 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
         logger.warning("%d task(s) have NO valid tuning record and will be compiled untuned: %s. "
                        "Raise the trial budget or check the build/run errors in %s/logs.",
                        len(untuned), ", ".join(untuned), work_dir)
+    return database, reports
+
+
+def draft_model(mod, params, target, *, seed: int | None = None, population_size: int | None = None,
+                num_threads: int | None = None):
+    """A compile with zero measurements: every task gets the program the symbolic analyzer ranks first
+    among ``population_size`` programs sampled from its design space (PrunerSearch's cold-start draft,
+    :meth:`~pruner_ms.PrunerSearch.best_drafts`); no builder, no runner. Returns a ``MemoryDatabase``
+    for ``compile_relax`` (the work_dir's measured records are not touched) and one :class:`TaskReport`
+    per task, whose ``best_seconds`` is the analyzer's estimate. A smaller ``population_size`` (default:
+    PrunerSearch's, 1,536) drafts faster and more roughly. A measured run afterwards tunes from scratch:
+    it does not start from these programs (not yet)."""
+    import os
+
+    from tvm.s_tir.meta_schedule.utils import fork_seed
+
+    from ..strategy import PrunerSearch
+    from .workarounds import normalize_target, tensor_intrinsics_for
+
+    target = normalize_target(target)
+    tasks = extract_tasks(mod, target, params)
+    if not tasks:
+        raise ValueError("the model has no operator MetaSchedule can tune (no fused TIR function was extracted)")
+    threads = num_threads or int(target.attrs.get("num-cores", 0) or 0) or os.cpu_count() or 1
+    database = ms.database.MemoryDatabase()
+    reports = []
+    with tensor_intrinsics_for(target):
+        for task, rand_state in zip(tasks, fork_seed(seed, n=len(tasks))):
+            strategy = PrunerSearch(population_size=population_size)
+            ctx = ms.TuneContext(mod=task.dispatched[0], target=task.target, space_generator="post-order-apply",
+                                 search_strategy=strategy, task_name=task.task_name, rand_state=rand_state,
+                                 num_threads=threads)
+            ctx.pre_tuning(max_trials=1, num_trials_per_iter=1, design_spaces=ctx.generate_design_space(),
+                           database=ms.database.MemoryDatabase(), cost_model=None)
+            drafts = strategy.best_drafts(1)
+            ctx.post_tuning()
+            seconds = None
+            if drafts and math.isfinite(drafts[0][0]):
+                seconds, sch = drafts[0]
+                database.commit_tuning_record(ms.database.TuningRecord(
+                    sch.trace, database.commit_workload(task.dispatched[0]), [seconds], task.target,
+                    ms.arg_info.ArgInfo.from_entry_func(sch.mod, remove_preproc=True)))
+            reports.append(TaskReport(task.task_name, float(task.weight), _task_flops(task.dispatched[0]), 0, seconds,
+                                      estimated=True))
+    untuned = [r.name for r in reports if not r.tuned]
+    if untuned:
+        logger.warning("%d task(s) have no program the analyzer could draft and are compiled untuned: %s",
+                       len(untuned), ", ".join(untuned))
     return database, reports
 
 
@@ -248,7 +315,8 @@ def time_torch(model, example_inputs: tuple, *, repeat: int = 20) -> tuple[float
 def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_trials_global: int,
                   max_trials_per_task: int | None = None, num_trials_per_iter: int = 32, strategy=None,
                   cost_model="xgb", builder=None, runner="local", seed: int | None = None,
-                  compare: bool = True, repeat: int = 20, callbacks=None) -> ModelReport:
+                  compare: bool = True, repeat: int = 20, callbacks=None, reuse: list[str] | None = None,
+                  zero_measure: bool = False) -> ModelReport:
     """Tune and compile a torch model; on a local target also run it, check it against torch and time
     tuned vs untuned vs torch eager.
 
@@ -266,6 +334,12 @@ def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_tr
         Budgets, as in ``ms.tune_relax``; ``max_trials_per_task`` defaults to an even share.
     compare : bool
         Run and time the tuned, untuned and torch versions (only where the target's device exists).
+    reuse : list of str, optional
+        Work_dirs (or a merged database) whose records stand in for tuning the tasks they hold (see
+        :func:`tune_model`).
+    zero_measure : bool
+        Measure nothing: compile each task's analyzer-drafted program (:func:`draft_model`); the
+        budgets, builder, runner and ``reuse`` are unused.
 
     Returns
     -------
@@ -280,10 +354,13 @@ def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_tr
     target = normalize_target(target)
     mod, params = import_torch_model(model, example_inputs)
     start = time.perf_counter()
-    database, tasks = tune_model(mod, params, target, work_dir, max_trials_global=max_trials_global,
-                                 max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
-                                 strategy=strategy, cost_model=cost_model, builder=builder, runner=runner,
-                                 seed=seed, callbacks=callbacks)
+    if zero_measure:
+        database, tasks = draft_model(mod, params, target, seed=seed)
+    else:
+        database, tasks = tune_model(mod, params, target, work_dir, max_trials_global=max_trials_global,
+                                     max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
+                                     strategy=strategy, cost_model=cost_model, builder=builder, runner=runner,
+                                     seed=seed, callbacks=callbacks, reuse=reuse)
     report = ModelReport(tasks, tuning_seconds=time.perf_counter() - start)
     report.executable = ms.relax_integration.compile_relax(database, mod, target, params)
     kind = str(target.kind.name)

@@ -29,7 +29,9 @@ class Timeline:
     def restart(self) -> None:
         self.start = time.perf_counter()
 
-    def record(self, latencies: list[float], build_errors: int, run_errors: int) -> None:
+    def record(self, latencies: list[float], build_errors: int, run_errors: int, *, task_id: int | None = None) -> None:
+        """One measured batch (``task_id``: the task scheduler's index of its task, for networks; the
+        best is then over all tasks, so per-task curves are rebuilt from ``latencies`` and ``task``)."""
         best = min([self.best] + latencies)
         self.batches.append({
             "seconds": time.perf_counter() - self.start,
@@ -38,6 +40,7 @@ class Timeline:
             "latencies": latencies,
             "build_errors": build_errors,
             "run_errors": run_errors,
+            **({"task": int(task_id)} if task_id is not None else {}),
         })
         if self.bar is not None:
             self.bar.update(len(latencies))
@@ -73,7 +76,7 @@ class TimelineCallback(PyMeasureCallback):
             else:
                 lat.append(result_seconds(r))
                 run_err += not math.isfinite(lat[-1])
-        self.timeline.record(lat, build_err, run_err)
+        self.timeline.record(lat, build_err, run_err, task_id=task_id)
 
 
 @derived_object

@@ -82,7 +82,8 @@ def task_modules(mod) -> list[IRModule]:
 
 
 def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=None, cost_model="xgb",
-             builder=None, runner="local", num_trials_per_iter: int = 64, resume: bool = True, **kwargs):
+             builder=None, runner="local", num_trials_per_iter: int = 64, resume: bool = True,
+             reuse: list[str] | None = None, **kwargs):
     """Tune a TIR workload with :class:`~pruner_ms.PrunerSearch` (default) through ``ms.tune_tir``.
 
     Differences from calling ``ms.tune_tir`` directly: the target is checked (legacy strings get an
@@ -99,12 +100,20 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     With ``resume=True`` (default) the work_dir's database is checked first
     (:func:`~pruner_ms.integration.resume.open_database`) and the programs it already holds for this
     workload count against ``max_trials_global``: a re-run continues where the last one stopped and a
-    finished run measures nothing more. Other keywords pass through unchanged.
+    finished run measures nothing more. ``reuse`` (work_dirs of earlier runs, or a database merged
+    with ``pruner-ms db merge``): a workload that this work_dir holds nothing of but one of those does,
+    for the same target, has its best program there measured once here and committed to this
+    work_dir (:func:`~pruner_ms.integration.reuse.reuse_records`); when every workload of ``mod`` is
+    found so, nothing is tuned. Other keywords pass through unchanged.
     """
     from ..strategy import PrunerSearch
 
     if max_trials_global <= 0:
         raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
+    if reuse:
+        from .reuse import check_reuse_sources
+
+        reuse = check_reuse_sources(reuse)  # before any file is written
     if num_trials_per_iter <= 0:
         raise ValueError(f"num_trials_per_iter must be positive, got {num_trials_per_iter}")
     target = normalize_target(target)
@@ -118,8 +127,19 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
         builder = default_builder(target)
     strategy = strategy if strategy is not None else PrunerSearch(resume=resume)
     cost_model = verify_cost_model(cost_model, strategy, num_tuning_cores=kwargs.get("num_tuning_cores"))
-    if resume and "database" not in kwargs:
-        database = kwargs["database"] = open_database(work_dir)
+    own_database = "database" not in kwargs  # the work_dir's, opened (and checked) here
+    if reuse:
+        from .database import workload_key
+        from .reuse import reuse_records
+
+        database = kwargs["database"] = kwargs.get("database") or open_database(work_dir)
+        modules = task_modules(mod)
+        with tensor_intrinsics_for(target):
+            found = reuse_records(database, reuse, modules, target, builder=builder, runner=runner)
+        if all(workload_key(m) in found and found[workload_key(m)].holds for m in modules):
+            return database
+    if resume and own_database:
+        database = kwargs["database"] = kwargs.get("database") or open_database(work_dir)
         done = sum(measured_count(database, m) for m in task_modules(mod))
         if done:
             logger.warning("resuming %s: %d of %d trials already measured, %d to go", work_dir, done,

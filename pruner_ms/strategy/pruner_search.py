@@ -10,6 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from tvm.ir.utils import derived_object
+from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy
 
@@ -260,7 +261,14 @@ class PrunerSearch(PySearchStrategy):
         self.database = database
         self.cost_model = cost_model
         if cost_model is not None and self.xgb_warmup_samples is not None:
-            shorten_xgb_warmup(python_object_of(cost_model), self.xgb_warmup_samples)
+            model = python_object_of(cost_model)
+            if model is cost_model:  # only the FFI handle: no calling frame holds the Python object
+                logger.warning("PrunerSearch(xgb_warmup_samples=%d): the cost model's Python object is not held by "
+                               "any calling frame, so its warm-up is left as it is; pass the model you made instead "
+                               "(ms.cost_model.XGBModel(num_warmup_samples=%d)), or tune with pruner_ms.tune_tir",
+                               self.xgb_warmup_samples, self.xgb_warmup_samples)
+            else:
+                shorten_xgb_warmup(model, self.xgb_warmup_samples)
         self.profile = RoundProfile()
         self.population = Population(self.context, self._rng, num_threads=self.num_threads, profile=self.profile)
         self.trust = AnalyzerTrust()
@@ -272,6 +280,7 @@ class PrunerSearch(PySearchStrategy):
         self.single_point = all(len(s.trace.decisions) == 0 for s in design_spaces)
         self.round = 0
         self._started_ranked = False  # round 0 drafted without the genetic search (``cold_ranked``)
+        self._drafted_round = -1  # the round whose scheduled draft was made (by _pick or best_drafts)
         self.drafts: list[tuple[float, Candidate]] = []
         self.measured: set[int] = set()
         self.batches_measured = 0
@@ -488,9 +497,22 @@ class PrunerSearch(PySearchStrategy):
             return {}
         return None
 
+    def best_drafts(self, k: int = 1) -> list[tuple[float, Schedule]]:
+        """The ``k`` unmeasured programs the analyzer ranks first, with their estimated seconds, best
+        first; nothing is built or measured. Call it after ``pre_tuning``: if this round has not drafted
+        yet, it drafts now, and the round's :meth:`generate_measure_candidates` then picks from this
+        same draft (its first pick is the first of these). The zero-measurement compile
+        (:func:`pruner_ms.integration.relax.draft_model`) takes the first."""
+        if self._drafted_round != self.round:
+            if self.round == 0:
+                self._started_ranked = self.cold_ranked and not self.measured_top
+            self._draft(**(self._draft_plan(self.round) or {}))
+        return [(1.0 / score if score > 0 else math.inf, c.sch) for score, c in self._fresh_drafts()[:k]]
+
     def _draft(self, *, genetic: bool = True, population: list[Candidate] | None = None) -> None:
         """Draft now: sample a population (or take ``population``) and keep the analyzer's best, after
         a genetic search when ``genetic`` and the analyzer is trusted enough."""
+        self._drafted_round = self.round
         self.drafts, self.random_pool = self._draft_population(
             self.population, self.profile, genetic=genetic, population=population, exclude=self.measured,
             **self._draft_inputs())
@@ -555,12 +577,12 @@ class PrunerSearch(PySearchStrategy):
         return drafts, random_pool
 
     def _pick(self, n: int) -> list[Candidate]:
-        if self.round == 0:  # nothing measured yet, here or in the database
+        if self.round == 0 and self._drafted_round != 0:  # nothing measured yet, here or in the database
             self._started_ranked = self.cold_ranked and not self.measured_top
         plan = self._draft_plan(self.round)
         if self._pending_draft is not None:  # this round's draft ran while the last batch was measured
             self._take_background_draft()
-        elif plan is not None or not self._fresh_drafts():
+        elif (plan is not None and self._drafted_round != self.round) or not self._fresh_drafts():
             self._draft(**(plan or {}))
         drafts = self._fresh_drafts()
         draft_keys = {c.key for _, c in drafts}
