@@ -9,6 +9,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
+import tvm_ffi
 from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
@@ -352,7 +353,7 @@ class PrunerSearch(PySearchStrategy):
             return None
         self.trials_sent += len(picks)
         for c in picks:
-            self.measured.add(c.key)
+            self.measured.update((c.key, int(tvm_ffi.structural_hash(c.sch.mod))))
         if self.trials_sent < self.max_trials:
             self._start_background_draft()
         return [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in picks]
@@ -615,9 +616,16 @@ class PrunerSearch(PySearchStrategy):
         sources: list[str] = []  # where each pick came from: local, draft, model (verified outside drafts), random
 
         def take(c: Candidate, source: str) -> None:
+            # the program as it is now, hashed again: two candidates with different keys have been seen
+            # to hold the same program (tests/test_strategy_contract.py, a resumed ScheduleFn space),
+            # so the contract (never hand out a program twice, or one the database holds) is checked on
+            # the program itself
+            program = int(tvm_ffi.structural_hash(c.sch.mod))
+            if program in keys or program in self.measured:
+                return
             picks.append(c)
             sources.append(source)
-            keys.add(c.key)
+            keys.update((c.key, program))
 
         keys: set[int] = set()
         if not cold:
