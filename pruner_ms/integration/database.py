@@ -12,16 +12,10 @@ import dataclasses
 import json
 import math
 
-import tvm_ffi
 from tvm.s_tir import meta_schedule as ms
 
 from .measured_latency import record_seconds
-from .resume import open_database
-
-
-def workload_key(mod) -> int:
-    """MetaSchedule's identity of a workload: the structural hash of its IRModule."""
-    return int(tvm_ffi.structural_hash(mod))
+from .resume import open_database, workload_key
 
 
 def workload_name(mod) -> str:
@@ -62,6 +56,7 @@ class WorkloadStats:
     measured: int
     valid: int
     best_seconds: float  # inf when no measurement is valid
+    best: object = None  # the TuningRecord of best_seconds (None when no measurement is valid)
 
     @property
     def failed(self) -> int:
@@ -80,7 +75,8 @@ def database_stats(work_dir: str) -> list[WorkloadStats]:
         s.measured += 1
         if math.isfinite(seconds):
             s.valid += 1
-            s.best_seconds = min(s.best_seconds, seconds)
+            if seconds < s.best_seconds:
+                s.best_seconds, s.best = seconds, rec
     return list(stats.values())
 
 
@@ -117,17 +113,11 @@ def merge_databases(destination: str, sources: list[str]) -> MergeReport:
 def export_best(work_dir: str, path: str) -> int:
     """Write the best valid record of each workload and target as one JSON object per line
     (workload name and key, target, latency, the trace as Python); return how many were written."""
-    best: dict[tuple[int, str], object] = {}
-    for rec in open_database(work_dir, repair_tail=False).get_all_tuning_records():
-        seconds = record_seconds(rec)
-        key = (workload_key(rec.workload.mod), str(rec.target))
-        if math.isfinite(seconds) and (key not in best or seconds < record_seconds(best[key])):
-            best[key] = rec
+    best = [s for s in database_stats(work_dir) if s.best is not None]
     with open(path, "w", encoding="utf-8") as f:
-        for (wkey, target), rec in best.items():
+        for s in best:
             f.write(json.dumps({
-                "workload": workload_name(rec.workload.mod), "workload_key": wkey, "target": target,
-                "seconds": record_seconds(rec),
-                "trace": "\n".join(rec.trace.as_python(remove_postproc=True)),
+                "workload": s.name, "workload_key": s.workload_key, "target": s.target, "seconds": s.best_seconds,
+                "trace": "\n".join(s.best.trace.as_python(remove_postproc=True)),
             }) + "\n")
     return len(best)

@@ -157,7 +157,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .tune import default_builder, verify_cost_model
     from .workarounds import meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
-    from .database import workload_key
+    from .resume import workload_key
     from .reuse import check_reuse_sources, reuse_records
 
     if max_trials_global <= 0:

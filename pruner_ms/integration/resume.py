@@ -91,8 +91,8 @@ def workload_records(database, mod) -> list:
     if not database.has_workload(mod):
         return []
     workload = database.commit_workload(mod)
-    key = int(_hash(workload.mod))
-    return [rec for rec in database.get_all_tuning_records() if int(_hash(rec.workload.mod)) == key]
+    key = workload_key(workload.mod)
+    return [rec for rec in database.get_all_tuning_records() if workload_key(rec.workload.mod) == key]
 
 
 def measured_count(database, mod) -> int:
@@ -101,10 +101,11 @@ def measured_count(database, mod) -> int:
     return len(workload_records(database, mod))
 
 
-def _hash(mod):
+def workload_key(mod) -> int:
+    """MetaSchedule's identity of a workload: the structural hash of its IRModule."""
     import tvm_ffi
 
-    return tvm_ffi.structural_hash(mod)
+    return int(tvm_ffi.structural_hash(mod))
 
 
 def remaining_trials(database, mod, max_trials: int) -> tuple[int, int]:

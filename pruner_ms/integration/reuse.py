@@ -18,9 +18,9 @@ from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.meta_schedule.utils import remove_build_dir
 
-from .database import workload_key, workload_name
+from .database import workload_name
 from .measured_latency import METASCHEDULE_FAILED_SECONDS, mean_run_seconds, record_seconds, result_seconds
-from .resume import RECORD_FILE, measured_count, open_database
+from .resume import RECORD_FILE, measured_count, open_database, workload_key
 
 logger = logging.getLogger("pruner_ms")
 

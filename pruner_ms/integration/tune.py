@@ -129,7 +129,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     cost_model = verify_cost_model(cost_model, strategy, num_tuning_cores=kwargs.get("num_tuning_cores"))
     own_database = "database" not in kwargs  # the work_dir's, opened (and checked) here
     if reuse:
-        from .database import workload_key
+        from .resume import workload_key
         from .reuse import reuse_records
 
         database = kwargs["database"] = kwargs.get("database") or open_database(work_dir)

@@ -276,6 +276,7 @@ class PrunerSearch(PySearchStrategy):
         self.random_pool: list[Candidate] = []  # the last draft's random samples (exploration outside drafts)
         self._last_picks: list[Candidate] = []
         self._last_sources: list[str] = []
+        self._last_pick_keys: set[int] = set()  # the last batch's keys and program hashes (see _pick's take)
         # a space without decisions (e.g. a ScheduleFn that leaves the program as it is) is one program:
         # it is measured once and the search stops, as MetaSchedule's own strategies do
         self.single_point = all(len(s.trace.decisions) == 0 for s in design_spaces)
@@ -352,8 +353,7 @@ class PrunerSearch(PySearchStrategy):
             logger.warning("PrunerSearch: no new valid candidate could be generated; stopping early")
             return None
         self.trials_sent += len(picks)
-        for c in picks:
-            self.measured.update((c.key, int(tvm_ffi.structural_hash(c.sch.mod))))
+        self.measured.update(self._last_pick_keys)  # each pick's key and its program's hash (see _pick)
         if self.trials_sent < self.max_trials:
             self._start_background_draft()
         return [MeasureCandidate(c.sch, ArgInfo.from_entry_func(c.sch.mod, remove_preproc=True)) for c in picks]
@@ -646,6 +646,7 @@ class PrunerSearch(PySearchStrategy):
                     break
                 take(extra[i], "draft" if extra[i].key in draft_keys else "random")
         self._last_sources = sources
+        self._last_pick_keys = keys
         return picks
 
     def _local_search(self, n: int) -> list[Candidate]:
