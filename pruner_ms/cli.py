@@ -176,7 +176,8 @@ def cmd_compile(a) -> int:
     report = compile_model(model, inputs, target, work_dir, max_trials_global=a.trials,
                            max_trials_per_task=a.trials_per_task, num_trials_per_iter=a.trials_per_iter,
                            strategy=strategy, cost_model=cost_model, runner=a.runner, seed=a.seed,
-                           callbacks=[TimelineCallback(timeline)], reuse=a.reuse, zero_measure=a.zero_measure)
+                           callbacks=[TimelineCallback(timeline)], reuse=a.reuse, zero_measure=a.zero_measure,
+                           task_scheduler=a.task_scheduler)
     timeline.close()
     print(report.format())
     if a.export:
@@ -191,6 +192,7 @@ def cmd_compile(a) -> int:
 def cmd_bench(a) -> int:
     from .bench.compare import ProtocolError, check_strategies
     from .bench.suite import format_suite, load_suite, run_suite
+    from .task_scheduler import TASK_SCHEDULERS
 
     suite = load_suite(a.suite)
     strategies = [s for s in a.strategies.split(",") if s]
@@ -200,13 +202,18 @@ def cmd_bench(a) -> int:
         raise CLIError(str(err)) from None
     if a.remeasure_passes < 0:
         raise CLIError("--remeasure-passes must be 0 (tuning-time latencies only) or more")
+    schedulers = [s for s in (a.task_schedulers or "").split(",") if s] or None
+    unknown = sorted(set(schedulers or ()) - set(TASK_SCHEDULERS))
+    if unknown:
+        raise CLIError(f"unknown task schedulers {unknown}; choose from {', '.join(TASK_SCHEDULERS)}")
     out = a.out or os.path.join("pruner_ms_runs", f"suite-{suite['name']}")
     try:
         result = run_suite(suite, strategies=strategies, seeds=parse_seeds(a.seeds), out_dir=out, trials=a.trials,
                            trials_per_iter=a.trials_per_iter, runner=a.runner, progress=not a.no_progress,
                            remeasure_passes=a.remeasure_passes, include_models=not a.no_models,
                            only=[s for s in (a.only or "").split(",") if s] or None,
-                           workloads=[s for s in (a.workloads or "").split(",") if s] or None)
+                           workloads=[s for s in (a.workloads or "").split(",") if s] or None,
+                           task_schedulers=schedulers, zero_measure=a.zero_measure)
     except ProtocolError as err:
         raise CLIError(str(err)) from None
     print(format_suite(result))
@@ -346,6 +353,7 @@ def cmd_train(a) -> int:
 # -- parser ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from .bench.compare import STRATEGIES
+    from .task_scheduler import TASK_SCHEDULERS
 
     p = argparse.ArgumentParser(prog="pruner-ms", description=__doc__.split("\n")[0], epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -386,7 +394,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--export", help="also write the tuned executable here (.so)")
     c.add_argument("--atol", type=float, default=1e-3, help="max abs error vs torch before exiting 1")
     c.add_argument("--zero-measure", action="store_true", help="measure nothing: compile the program the analyzer "
-                   "ranks first for each task (seconds, not minutes); a later run without it tunes from there")
+                   "ranks first for each task (seconds, not minutes); a later measured run in the same --work-dir "
+                   "measures those drafts first and tunes on from there")
+    c.add_argument("--task-scheduler", default="gradient", choices=TASK_SCHEDULERS,
+                   help="how the trials are split between tasks: MetaSchedule's gradient or round-robin, or "
+                   "headroom (the task with the largest weight x (best - roofline) x rate gets the next round)")
     c.add_argument("--reuse", nargs="+", metavar="DIR", help="work_dirs (or a pruner-ms db merge database) whose "
                    "records for this target stand in for tuning: a workload found there is measured once here, "
                    "not tuned")
@@ -411,6 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--only", help="comma list of names or substrings: run only matching workloads/models (an exact "
                                   "name matches only itself)")
     b.add_argument("--no-models", action="store_true", help="skip the suite's end-to-end models")
+    b.add_argument("--task-schedulers", help=f"models: comma list of {', '.join(TASK_SCHEDULERS)}, each run with "
+                   "every strategy (default: the model entry's, else gradient)")
+    b.add_argument("--zero-measure", action="store_true", default=None,
+                   help="models: also compile each with zero measurements (the analyzer's drafts), once per seed")
     b.add_argument("--remeasure-passes", type=int, default=5,
                    help="after tuning each workload, re-measure its runs' decisive programs this many round-robin "
                         "passes; the tables then use those latencies (default 5; 0: tuning-time latencies, CPU only)")

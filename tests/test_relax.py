@@ -16,10 +16,10 @@ SMALL = {"population_size": 32, "draft_size": 16}
 
 @pytest.mark.slow
 def test_tiny_model_matches_torch_and_every_task_is_tuned(tmp_path, target, builder):
-    model, inputs = tiny_cnn()
+    model, inputs = tiny_cnn()  # the analyzer-guided task scheduler: every task still gets its share
     report = compile_model(model, inputs, target, str(tmp_path / "wd"), max_trials_global=64, max_trials_per_task=8,
                            num_trials_per_iter=8, strategy=pruner_ms.PrunerSearch(**SMALL), builder=builder, seed=0,
-                           repeat=3)
+                           repeat=3, task_scheduler="headroom")
     names = [t.name for t in report.tasks]
     assert any("conv" in n for n in names) and any("matmul" in n for n in names), names
     assert report.untuned_tasks == [], report.format()
@@ -57,6 +57,36 @@ def test_zero_measurement_compile_runs_and_matches_torch(tmp_path, target):
     assert report.max_abs_error is not None and report.max_abs_error < 1e-4
     assert report.tuned_seconds > 0 and "drafted, zero measurements" in report.format()
     assert not open_database(wd).get_all_tuning_records()
+
+
+@pytest.mark.slow
+def test_a_measured_run_continues_from_the_zero_measurement_drafts(tmp_path, target, builder):
+    """The drafts are saved in the work_dir, apart from the measured records; a measured run there
+    measures each task's draft in its first batch."""
+    import tvm_ffi
+    from tvm.s_tir import Schedule
+
+    from pruner_ms.integration.resume import open_database, open_drafts, workload_key
+
+    def programs(database) -> dict:
+        out: dict = {}
+        for rec in database.get_all_tuning_records():
+            sch = Schedule(rec.workload.mod)
+            rec.trace.apply_to_schedule(sch, remove_postproc=False)
+            out.setdefault(workload_key(rec.workload.mod), set()).add(int(tvm_ffi.structural_hash(sch.mod)))
+        return out
+
+    model, inputs = tiny_cnn()
+    wd = str(tmp_path / "wd")
+    compile_model(model, inputs, target, wd, max_trials_global=64, seed=0, compare=False, zero_measure=True)
+    drafted = programs(open_drafts(wd))
+    assert drafted and not open_database(wd).get_all_tuning_records()
+    report = compile_model(model, inputs, target, wd, max_trials_global=64, max_trials_per_task=8,
+                           num_trials_per_iter=8, strategy=pruner_ms.PrunerSearch(**SMALL), builder=builder,
+                           seed=1, repeat=1)
+    measured = programs(open_database(wd))
+    assert all(drafted[key] <= measured.get(key, set()) for key in drafted), (drafted, measured)
+    assert report.max_abs_error < 1e-4
 
 
 def test_unexportable_model_names_the_problem():

@@ -49,3 +49,51 @@ def plot_curves(runs: list[dict], out_dir: str, *, log=print) -> list[str]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+def plot_model_curves(rows: list[dict], out_dir: str, *, log=print) -> list[str]:
+    """One PNG per model: the network's weighted latency (``sum(weight x best)``, ms) against tuning
+    time, a line per strategy / task scheduler and seed; the zero-measurement compile is a point at its
+    drafting time and its compiled model's latency. Returns the files written (``[]`` without matplotlib)."""
+    from .network import ZERO_MEASURE, row_key
+
+    if not rows:
+        return []
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("model-curve PNGs skipped: matplotlib is not installed (pip install 'pruner_ms[plot]')")
+        return []
+    os.makedirs(out_dir, exist_ok=True)
+    labels = sorted({row_key(r)[1] for r in rows})
+    colors = {s: f"C{i}" for i, s in enumerate(labels)}
+    written = []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for r in (r for r in rows if r["model"] == model):
+            label = row_key(r)[1]
+            name = f"{label} seed {r['seed']}"
+            if label == ZERO_MEASURE:
+                if r.get("tuned_ms") is not None:
+                    ax.plot([r["tuning_seconds"]], [r["tuned_ms"]], "*", color=colors[label], markersize=10,
+                            label=f"{name} (compiled model)")
+                continue
+            if not r.get("curve"):
+                continue
+            secs, _, weighted = zip(*r["curve"])
+            ax.step(secs, weighted, where="post", color=colors[label], linestyle=["-", "--", ":", "-."][r["seed"] % 4],
+                    label=name)
+        ax.set_xlabel("tuning time (s)")
+        ax.set_ylabel("weighted latency, sum(weight x best) (ms)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.suptitle(f"{model} (end to end)")
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"model-{model}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written

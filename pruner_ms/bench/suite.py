@@ -100,14 +100,17 @@ def select_workloads(workloads: list, *, names: list[str] | None = None, only: l
 def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: str, trials: int | None = None,
               trials_per_iter: int | None = None, runner="local", progress: bool = True,
               remeasure_passes: int = 5, include_models: bool = True, only: list[str] | None = None,
-              workloads: list[str] | None = None, log=print) -> dict:
+              workloads: list[str] | None = None, task_schedulers: list[str] | None = None,
+              zero_measure: bool | None = None, log=print) -> dict:
     """Run a suite and write ``suite.json``, ``suite.md`` and ``curves/*.png`` under ``out_dir``.
 
     Runs follow :func:`~pruner_ms.bench.compare.compare`: strategies alternate their order with the
     seed, every run tunes in a fresh ``out_dir/work/<workload>/<strategy>/<seed>`` and, unless
     ``remeasure_passes`` is 0, the decisive programs of each workload's runs are re-measured together
     and the Markdown's speed-ups come from those latencies. ``workloads`` (exact names) and ``only``
-    (see :func:`select_workloads`) pick a subset.
+    (see :func:`select_workloads`) pick a subset. Models run with every strategy and each of
+    ``task_schedulers``, plus the zero-measurement compile with ``zero_measure``
+    (:func:`~pruner_ms.bench.network.run_model`; ``None`` takes the model entry's own settings).
 
     Results of several invocations merge: when ``out_dir/suite.json`` exists (same suite, target,
     trials and trials_per_iter), its runs are kept, a (workload, strategy, seed) it already holds is
@@ -158,12 +161,14 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
             target=target, runner=runner, space=space, done=[run_key(r) for r in previous.get("runs", [])], log=log)
     models = []
     if include_models and str(target.kind.name) == "llvm":
-        done = {(m["model"], m["strategy"], int(m["seed"])) for m in previous.get("models", [])}
+        from .network import row_key, run_model
+
+        done = {row_key(m) for m in previous.get("models", [])}
         for spec in suite.get("models", []):
             if (only and not any(o in spec["model"] for o in only)) or (workloads and spec["model"] not in workloads):
                 continue
             models += run_model(spec, strategies, seeds, target, out_dir, runner=runner, progress=progress,
-                                done=done, log=log)
+                                task_schedulers=task_schedulers, zero_measure=zero_measure, done=done, log=log)
     runs = previous.get("runs", []) + runs
     summaries = summarize_views(runs)
     if remeasure_passes > 0 and runs and "remeasured" not in summaries:
@@ -188,52 +193,11 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
     from .plots import plot_curves
 
     result["plots"] = plot_curves(runs, os.path.join(out_dir, "curves"), log=log)
+    if result["models"]:
+        from .plots import plot_model_curves
+
+        result["plots"] += plot_model_curves(result["models"], os.path.join(out_dir, "curves"), log=log)
     return result
-
-
-def run_model(spec: dict, strategies: list[str], seeds: list[int], target, out_dir: str, *, runner="local",
-              progress: bool = True, done=(), log=print) -> list[dict]:
-    """Tune a suite model end to end with each strategy; tuned latency, tuning time, error vs torch.
-
-    Strategies alternate their order with the seed (:func:`~pruner_ms.bench.compare.run_order`);
-    ``(model, strategy, seed)`` keys in ``done`` are not run again.
-    """
-    from ..integration.relax import compile_model
-    from ..integration.timeline import Timeline, TimelineCallback
-    from .compare import check_fresh_work_dir, make_strategy, run_order
-    from .models import load_model
-
-    out = []
-    model, inputs = load_model(spec["model"])
-    trials = int(spec.get("trials", 128))
-    for i, seed in enumerate(seeds):
-        for pos, name in enumerate(run_order(strategies, i)):
-            if (spec["model"], name, int(seed)) in done:
-                log(f"{spec['model']} {name} seed={seed}: already in the merged results; not run again")
-                continue
-            work_dir = os.path.join(out_dir, "work", spec["model"], name, str(seed))
-            check_fresh_work_dir(work_dir)
-            strategy, cost_model = make_strategy(name, int(target.attrs.get("num-cores", 0) or os.cpu_count() or 1))
-            timeline = Timeline(trials, progress=progress, desc=f"{spec['model']} {name} seed={seed}")
-            report = compile_model(
-                model, inputs, target, work_dir,
-                max_trials_global=trials, num_trials_per_iter=int(spec.get("trials_per_iter", 32)),
-                strategy=strategy, cost_model=cost_model, runner=runner, seed=seed,
-                callbacks=[TimelineCallback(timeline)])
-            timeline.close()
-            row = {"model": spec["model"], "strategy": name, "seed": seed, "order": pos, "trials": trials,
-                   "tuning_seconds": report.tuning_seconds, "tuned_ms": _ms(report.tuned_seconds),
-                   "untuned_ms": _ms(report.untuned_seconds), "torch_ms": _ms(report.torch_seconds),
-                   "max_abs_error": report.max_abs_error, "untuned_tasks": report.untuned_tasks,
-                   "tasks": [t.__dict__ for t in report.tasks]}
-            log(f"{spec['model']} {name} seed={seed}: tuned {row['tuned_ms']:.3f} ms (untuned {row['untuned_ms']:.3f}, "
-                f"torch {row['torch_ms']:.3f}) in {report.tuning_seconds:.0f} s, max abs error {report.max_abs_error:.2g}")
-            out.append(row)
-    return out
-
-
-def _ms(seconds):
-    return None if seconds is None else seconds * 1e3
 
 
 def format_suite(result: dict) -> str:
@@ -287,12 +251,9 @@ def format_suite(result: dict) -> str:
         for wl in mixed_invocations(runs):
             lines += ["", f"Warning: {MIXED_WARNING.format(workload=wl)}."]
     if result.get("models"):
-        lines += ["", ("| model | strategy | seed | tuned (ms) | untuned (ms) | torch eager (ms) | tuning (s) | "
-                       "max abs error | untuned tasks |"), "|---|---|---|---|---|---|---|---|---|"]
-        for m in result["models"]:
-            lines.append(f"| {m['model']} | {m['strategy']} | {m['seed']} | {_fmt(m['tuned_ms'])} | "
-                         f"{_fmt(m['untuned_ms'])} | {_fmt(m['torch_ms'])} | {m['tuning_seconds']:.0f} | "
-                         f"{_fmt(m['max_abs_error'], '.2g')} | {', '.join(m['untuned_tasks']) or 'none'} |")
+        from .network import format_models
+
+        lines += ["", format_models(result["models"])]
     return "\n".join(lines)
 
 

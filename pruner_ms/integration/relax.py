@@ -143,25 +143,30 @@ def extract_tasks(mod, target, params):
 
 def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, max_trials_per_task: int | None = None,
                num_trials_per_iter: int = 32, strategy=None, cost_model="xgb", builder=None, runner="local",
-               seed: int | None = None, callbacks=None, reuse: list[str] | None = None):
+               seed: int | None = None, callbacks=None, reuse: list[str] | None = None, task_scheduler="gradient"):
     """Tune every task of a Relax module with :class:`~pruner_ms.PrunerSearch`; return the database
     and one :class:`TaskReport` per task. Records already in ``work_dir`` count against the budgets.
+    ``task_scheduler``: how the budget is split between tasks, a name of
+    :data:`~pruner_ms.task_scheduler.TASK_SCHEDULERS` (``"headroom"``: the analyzer-guided
+    :class:`~pruner_ms.task_scheduler.HeadroomScheduler`) or a MetaSchedule ``TaskScheduler``.
     ``reuse``: work_dirs (or a merged database) whose records for the same target stand in for tuning:
     a task found there has its best program measured once here and is not tuned
     (:func:`~pruner_ms.integration.reuse.reuse_records`)."""
     from ..strategy import PrunerSearch
     from .cuda import check_runner
     from .measured_latency import record_seconds
-    from .resume import measured_count, open_database
+    from .resume import measured_count, open_database, open_drafts
     from .runners import make_runner
     from .tune import default_builder, verify_cost_model
     from .workarounds import meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
+    from ..task_scheduler import make_task_scheduler
     from .resume import workload_key
     from .reuse import check_reuse_sources, reuse_records
 
     if max_trials_global <= 0:
         raise ValueError(f"max_trials_global must be a positive number of trials, got {max_trials_global}")
+    task_scheduler = make_task_scheduler(task_scheduler)
     reuse = check_reuse_sources(reuse or [])
     target = normalize_target(target)
     runner = make_runner(runner)
@@ -182,6 +187,10 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     done = {t.task_name: measured_count(database, t.dispatched[0]) for t in tasks}
     remaining = max_trials_global - sum(min(d, per_task) for d in done.values())
     strategy = strategy if strategy is not None else PrunerSearch()
+    drafts = open_drafts(work_dir)
+    if drafts is not None and isinstance(strategy, PrunerSearch) and strategy.seed_database is None:
+        # a zero-measurement compile drafted here: each task's first batch measures its draft
+        strategy = PrunerSearch(**{**strategy._params, "seed_database": drafts})
     cost_model = verify_cost_model(cost_model, strategy)
     with tensor_intrinsics_for(target):  # the TuneContexts made here import them
         contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
@@ -195,7 +204,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
                     max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
                     builder=builder,
                     runner=runner, database=database, cost_model=cost_model,
-                    measure_callbacks=measure_callbacks,
+                    measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
                 )
     reports = []
     for t in tasks:
@@ -214,19 +223,22 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
 
 
 def draft_model(mod, params, target, *, seed: int | None = None, population_size: int | None = None,
-                num_threads: int | None = None):
+                num_threads: int | None = None, work_dir: str | None = None):
     """A compile with zero measurements: every task gets the program the symbolic analyzer ranks first
     among ``population_size`` programs sampled from its design space (PrunerSearch's cold-start draft,
     :meth:`~pruner_ms.PrunerSearch.best_drafts`); no builder, no runner. Returns a ``MemoryDatabase``
     for ``compile_relax`` (the work_dir's measured records are not touched) and one :class:`TaskReport`
     per task, whose ``best_seconds`` is the analyzer's estimate. A smaller ``population_size`` (default:
-    PrunerSearch's, 1,536) drafts faster and more roughly. A measured run afterwards tunes from scratch:
-    it does not start from these programs (not yet)."""
+    PrunerSearch's, 1,536) drafts faster and more roughly. With ``work_dir`` the drafts are also saved
+    there, apart from the measured records (:func:`~pruner_ms.integration.resume.open_drafts`): a
+    measured :func:`tune_model` in that work_dir then measures each task's draft in its first batch,
+    so tuning continues from the zero-measurement compile instead of from scratch."""
     import os
 
     from tvm.s_tir.meta_schedule.utils import fork_seed
 
     from ..strategy import PrunerSearch
+    from .resume import open_drafts
     from .workarounds import normalize_target, tensor_intrinsics_for
 
     target = normalize_target(target)
@@ -235,6 +247,7 @@ def draft_model(mod, params, target, *, seed: int | None = None, population_size
         raise ValueError("the model has no operator MetaSchedule can tune (no fused TIR function was extracted)")
     threads = num_threads or int(target.attrs.get("num-cores", 0) or 0) or os.cpu_count() or 1
     database = ms.database.MemoryDatabase()
+    saved = open_drafts(work_dir, create=True) if work_dir is not None else None
     reports = []
     with tensor_intrinsics_for(target):
         for task, rand_state in zip(tasks, fork_seed(seed, n=len(tasks))):
@@ -249,9 +262,10 @@ def draft_model(mod, params, target, *, seed: int | None = None, population_size
             seconds = None
             if drafts and math.isfinite(drafts[0][0]):
                 seconds, sch = drafts[0]
-                database.commit_tuning_record(ms.database.TuningRecord(
-                    sch.trace, database.commit_workload(task.dispatched[0]), [seconds], task.target,
-                    ms.arg_info.ArgInfo.from_entry_func(sch.mod, remove_preproc=True)))
+                for db in (database, saved) if saved is not None else (database,):
+                    db.commit_tuning_record(ms.database.TuningRecord(
+                        sch.trace, db.commit_workload(task.dispatched[0]), [seconds], task.target,
+                        ms.arg_info.ArgInfo.from_entry_func(sch.mod, remove_preproc=True)))
             reports.append(TaskReport(task.task_name, float(task.weight), _task_flops(task.dispatched[0]), 0, seconds,
                                       estimated=True))
     untuned = [r.name for r in reports if not r.tuned]
@@ -316,7 +330,7 @@ def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_tr
                   max_trials_per_task: int | None = None, num_trials_per_iter: int = 32, strategy=None,
                   cost_model="xgb", builder=None, runner="local", seed: int | None = None,
                   compare: bool = True, repeat: int = 20, callbacks=None, reuse: list[str] | None = None,
-                  zero_measure: bool = False) -> ModelReport:
+                  zero_measure: bool = False, task_scheduler="gradient") -> ModelReport:
     """Tune and compile a torch model; on a local target also run it, check it against torch and time
     tuned vs untuned vs torch eager.
 
@@ -337,8 +351,11 @@ def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_tr
     reuse : list of str, optional
         Work_dirs (or a merged database) whose records stand in for tuning the tasks they hold (see
         :func:`tune_model`).
+    task_scheduler : str or TaskScheduler
+        How the budget is split between tasks (see :func:`tune_model`).
     zero_measure : bool
-        Measure nothing: compile each task's analyzer-drafted program (:func:`draft_model`); the
+        Measure nothing: compile each task's analyzer-drafted program (:func:`draft_model`, which
+        saves the drafts in ``work_dir``, so a later measured run there starts from them); the
         budgets, builder, runner and ``reuse`` are unused.
 
     Returns
@@ -355,12 +372,12 @@ def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_tr
     mod, params = import_torch_model(model, example_inputs)
     start = time.perf_counter()
     if zero_measure:
-        database, tasks = draft_model(mod, params, target, seed=seed)
+        database, tasks = draft_model(mod, params, target, seed=seed, work_dir=work_dir)
     else:
         database, tasks = tune_model(mod, params, target, work_dir, max_trials_global=max_trials_global,
                                      max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
                                      strategy=strategy, cost_model=cost_model, builder=builder, runner=runner,
-                                     seed=seed, callbacks=callbacks, reuse=reuse)
+                                     seed=seed, callbacks=callbacks, reuse=reuse, task_scheduler=task_scheduler)
     report = ModelReport(tasks, tuning_seconds=time.perf_counter() - start)
     report.executable = ms.relax_integration.compile_relax(database, mod, target, params)
     kind = str(target.kind.name)

@@ -23,6 +23,9 @@ logger = logging.getLogger("pruner_ms")
 
 WORKLOAD_FILE = "database_workload.json"
 RECORD_FILE = "database_tuning_record.json"
+#: a zero-measurement compile's drafts (estimated, never measured), kept apart from the measured records
+DRAFT_WORKLOAD_FILE = "drafts_workload.json"
+DRAFT_RECORD_FILE = "drafts_tuning_record.json"
 
 
 class DatabaseError(ValueError):
@@ -63,8 +66,22 @@ def _check_lines(path: str, *, repair_tail: bool) -> int:
 
 def open_database(work_dir: str, *, repair_tail: bool = True) -> ms.database.JSONDatabase:
     """The work_dir's ``JSONDatabase``, after checking both files line by line (see module doc)."""
+    return _open_checked(work_dir, WORKLOAD_FILE, RECORD_FILE, repair_tail=repair_tail)
+
+
+def open_drafts(work_dir: str, *, create: bool = False) -> ms.database.JSONDatabase | None:
+    """The drafts a zero-measurement compile saved in ``work_dir`` (their ``run_secs`` are the
+    analyzer's estimates), checked like :func:`open_database`; ``None`` if there are none and not
+    ``create``. A measured run in the same work_dir hands them out first
+    (``PrunerSearch(seed_database=...)``)."""
+    if not create and not os.path.exists(os.path.join(work_dir, DRAFT_RECORD_FILE)):
+        return None
+    return _open_checked(work_dir, DRAFT_WORKLOAD_FILE, DRAFT_RECORD_FILE, repair_tail=True)
+
+
+def _open_checked(work_dir: str, workload_file: str, record_file: str, *, repair_tail: bool) -> ms.database.JSONDatabase:
     os.makedirs(work_dir, exist_ok=True)
-    paths = [os.path.join(work_dir, WORKLOAD_FILE), os.path.join(work_dir, RECORD_FILE)]
+    paths = [os.path.join(work_dir, workload_file), os.path.join(work_dir, record_file)]
     n_workloads = _check_lines(paths[0], repair_tail=repair_tail)
     _check_lines(paths[1], repair_tail=repair_tail)
     if os.path.exists(paths[1]):

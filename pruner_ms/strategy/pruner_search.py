@@ -172,6 +172,11 @@ class PrunerSearch(PySearchStrategy):
         Programs of this workload already in the database (an earlier run in the same work_dir)
         count against ``max_trials``, so a re-run only measures what is missing. False measures a
         full ``max_trials`` more (the database still seeds the search and is never re-measured).
+    seed_database : Database, optional
+        Programs to measure first: this workload's records there (best first by their ``run_secs``)
+        head the first batch, before any draft; nothing in it counts as measured or against the
+        budget. ``tune_model`` passes the drafts a zero-measurement compile saved in the work_dir
+        (:func:`~pruner_ms.integration.resume.open_drafts`), so a measured run continues from them.
     num_threads : int, optional
         Threads replaying candidates (TVM releases the GIL); defaults to the context's ``num_threads``.
     overlap_draft : bool, optional
@@ -210,6 +215,7 @@ class PrunerSearch(PySearchStrategy):
         cold_ranked: bool = True,
         cold_random_share: float = 0.5,
         resume: bool = True,
+        seed_database=None,
         num_threads: int | None = None,
         overlap_draft: bool | None = None,
     ) -> None:
@@ -296,6 +302,7 @@ class PrunerSearch(PySearchStrategy):
         self._background_profile: dict | None = None
         self.workload = database.commit_workload(self.context.mod) if database is not None else None
         in_database = self._load_all_measured()
+        self.seeds = self._load_seeds()
         self.trials_sent = in_database if self.resume else 0
         if self.resume and database is not None:
             if self.trials_sent:
@@ -393,6 +400,17 @@ class PrunerSearch(PySearchStrategy):
         valid.sort(key=lambda sc: sc[0])
         self.measured_top = [c for _, c in valid[: self._measured_top_size()]]
         return len(records)
+
+    def _load_seeds(self) -> list[Candidate]:
+        """This workload's programs in ``seed_database``, best first, replayed; measured ones dropped."""
+        if self.seed_database is None:
+            return []
+        from ..integration.measured_latency import record_seconds
+        from ..integration.resume import workload_records
+
+        records = sorted(workload_records(self.seed_database, self.context.mod), key=record_seconds)
+        seeds = [self.population.replay(rec.trace) for rec in records]
+        return [c for c in seeds if c is not None and c.key not in self.measured]
 
     def _measured_top_size(self) -> int:
         return max(1, int(self.init_measured_ratio * self.population_size))
@@ -590,8 +608,8 @@ class PrunerSearch(PySearchStrategy):
         outside = [c for c in self.random_pool if c.key not in self.measured and c.key not in draft_keys]
         trust = self.trust_level
         cold = self.cost_model is None or self.batches_measured == 0
-        if cold:
-            ranked = [c for _, c in drafts]
+        if cold:  # the seeds (e.g. a zero-measurement compile's drafts) first, in the first round
+            ranked = (self.seeds if self.round == 0 else []) + [c for _, c in drafts]
         else:
             # the learned model ranks drafts (as many as the analyzer's trust earns, the rest of the
             # population being random samples) and their mutations; a mutation must clear the draft
@@ -635,7 +653,7 @@ class PrunerSearch(PySearchStrategy):
             if len(picks) >= n - n_random:
                 break
             if c.key not in self.measured and c.key not in keys:
-                take(c, "draft" if c.key in draft_keys else "model")
+                take(c, "draft" if c.key in draft_keys or cold else "model")
         # exploration: random samples from outside the drafts (adaptive), or from the whole
         # population of drafts and samples (the paper); drafts top up a batch that is still short
         pool = outside if self.adaptive_trust else outside + [c for _, c in drafts]
