@@ -68,3 +68,16 @@ def test_short_names_build():
     for short in ("dense-gemv", "bmm-attn", "dwconv-s1", "dwconv-s2", "conv1x1", "conv-s2", "conv-bias-relu"):
         wl = W.get_workload(short)
         assert wl.flops > 0 and wl.func is not None
+
+
+def test_models_suite_names_registered_sourced_models_with_room_for_a_task_scheduler():
+    from pruner_ms.bench.models import MODELS
+    from pruner_ms.bench.suite import load_suite
+    from pruner_ms.task_scheduler import TASK_SCHEDULERS
+
+    suite = load_suite("models")
+    assert {m["model"] for m in suite["models"]} >= {"resnet18", "mobilenetv2", "bert-layer"}
+    for m in suite["models"]:
+        assert m["model"] in MODELS and m["model"] in suite["sources"]
+        assert set(m["task_schedulers"]) <= set(TASK_SCHEDULERS)
+        assert m["trials_per_task"] > m["trials_per_iter"]  # a task may get more than one round
