@@ -465,6 +465,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _needs_torch(a) -> bool:
+    """Whether the command may hand TVM a torch object (models, PaCM); the others import TVM
+    without torch, seconds sooner (:mod:`.integration.workarounds.torch_import`)."""
+    strategies = [getattr(a, "strategy", None) or ""] + (getattr(a, "strategies", None) or "").split(",")
+    return (a.command in ("compile", "train") or (a.command == "bench" and not a.no_models)
+            or any(s.startswith(("pruner-pacm", "pruner-moa")) for s in strategies))
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -473,6 +481,10 @@ def main(argv=None) -> int:
         a = argparse.Namespace(command="train", args=argv[1:], func=cmd_train)
     else:
         a = parser.parse_args(argv)
+    if not _needs_torch(a):
+        from .integration.workarounds.torch_import import import_tvm_without_torch
+
+        import_tvm_without_torch()
     from .bench.suite import SuiteError
     from .integration.cuda import NoGPUError, NotTensorizableError
     from .integration.relax import ModelImportError

@@ -153,3 +153,16 @@ def test_a_bad_runner_fails_before_any_file_is_written(tmp_path, capsys):
                  "--work-dir", str(work_dir)]) == 2
     assert "unknown runner 'bogus://x'" in capsys.readouterr().err
     assert not work_dir.exists()
+
+
+def test_a_command_without_torch_objects_imports_tvm_without_torch(tmp_path):
+    """``import tvm`` would import torch (tvm_ffi's import hack): seconds of start-up for ``show``,
+    ``db``, ``tune``; the CLI hides torch while TVM loads, and torch still imports afterwards."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from pruner_ms.cli import main; code = main(['show', sys.argv[1]]); "
+              "print(code, 'tvm' in sys.modules, 'torch' in sys.modules); import torch; print(torch.ones(2).sum().item())")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "nothing")], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.split() == ["2", "True", "False", "2.0"], out.stdout + out.stderr

@@ -1,16 +1,33 @@
-"""MetaSchedule task schedulers: how a network's trial budget is split between its tasks."""
-from .headroom import HeadroomRule, HeadroomScheduler, TaskProgress
+"""MetaSchedule task schedulers: how a network's trial budget is split between its tasks.
 
-__all__ = ["TASK_SCHEDULERS", "HeadroomRule", "HeadroomScheduler", "TaskProgress", "make_task_scheduler"]
+:data:`TASK_SCHEDULERS` needs no TVM import (the command line lists it before TVM is loaded); the
+scheduler classes are imported on first use.
+"""
+from __future__ import annotations
+
+import importlib
 
 #: The task schedulers a name selects (``tune_model``, ``pruner-ms compile --task-scheduler``).
 TASK_SCHEDULERS = ("headroom", "gradient", "round-robin")
+
+_EXPORTS = {"HeadroomRule": ".headroom", "HeadroomScheduler": ".headroom", "TaskProgress": ".headroom"}
+__all__ = ["TASK_SCHEDULERS", "make_task_scheduler", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_task_scheduler(kind="gradient"):
     """A MetaSchedule task scheduler from a name in :data:`TASK_SCHEDULERS` (a ``TaskScheduler``
     object is returned as it is)."""
     from tvm.s_tir.meta_schedule.task_scheduler import TaskScheduler
+
+    from .headroom import HeadroomScheduler
 
     if isinstance(kind, TaskScheduler):
         return kind

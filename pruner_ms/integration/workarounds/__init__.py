@@ -5,22 +5,31 @@
 * :mod:`.meta_schedule_logging`: :func:`meta_schedule_logging` (unnamed log handlers crash ``tune_tir``);
 * :mod:`.cost_model_access`: :func:`python_object_of`, :func:`shorten_xgb_warmup` (XGBoost's random warm-up);
 * :mod:`.cuda_binary`: the wmma ``shared.dyn`` lowering bug and embedding nvcc's binary in an artifact;
-* :mod:`.tensor_intrinsics`: :func:`tensor_intrinsics_for` (a CPU run need not parse CUDA's intrinsics).
-"""
-from .builder import WarmPoolBuilder, fast_build
-from .cost_model_access import python_object_of, shorten_xgb_warmup
-from .cuda_binary import (
-    WMMA_SMEM_WORKAROUND_CONFIG,
-    is_wmma_smem_lowering_bug,
-    pack_imports_with_device_binary,
-    replace_cuda_payload,
-)
-from .meta_schedule_logging import meta_schedule_logging
-from .targets import TargetError, legacy_target_to_dict, normalize_target
-from .tensor_intrinsics import tensor_intrinsics_for
+* :mod:`.tensor_intrinsics`: :func:`tensor_intrinsics_for` (a CPU run need not parse CUDA's intrinsics);
+* :mod:`.torch_import`: :func:`import_tvm_without_torch` (``import tvm`` imports torch).
 
-__all__ = [
-    "WMMA_SMEM_WORKAROUND_CONFIG", "TargetError", "WarmPoolBuilder", "fast_build", "is_wmma_smem_lowering_bug",
-    "legacy_target_to_dict", "meta_schedule_logging", "normalize_target", "pack_imports_with_device_binary",
-    "python_object_of", "replace_cuda_payload", "shorten_xgb_warmup", "tensor_intrinsics_for",
-]
+Names are imported from their module on first use, so importing one of these modules does not
+import the others (nor TVM, for :mod:`.torch_import`).
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "WarmPoolBuilder": ".builder", "fast_build": ".builder",
+    "python_object_of": ".cost_model_access", "shorten_xgb_warmup": ".cost_model_access",
+    "WMMA_SMEM_WORKAROUND_CONFIG": ".cuda_binary", "is_wmma_smem_lowering_bug": ".cuda_binary",
+    "pack_imports_with_device_binary": ".cuda_binary", "replace_cuda_payload": ".cuda_binary",
+    "meta_schedule_logging": ".meta_schedule_logging",
+    "TargetError": ".targets", "legacy_target_to_dict": ".targets", "normalize_target": ".targets",
+    "tensor_intrinsics_for": ".tensor_intrinsics", "import_tvm_without_torch": ".torch_import",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
