@@ -67,3 +67,16 @@ def test_a_suite_model_runs_with_each_task_scheduler_and_zero_measurements(tmp_p
             assert r["curve"] and r["trials"] <= 24 + 4 and r["weighted_ms"] == pytest.approx(r["curve"][-1][2])
     assert "default/headroom vs default/gradient" in (out / "suite.md").read_text()
     assert (out / "curves" / "model-tiny-cnn.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_model_runs_come_from_the_entry_or_the_cross_product():
+    from pruner_ms.bench.network import model_runs
+
+    spec = {"model": "m", "runs": ["default/gradient", "pruner/headroom", "pruner/round-robin"], "zero_measure": True}
+    assert model_runs(spec, ["pruner", "default"]) == [("default", "gradient"), ("pruner", "headroom"),
+                                                       ("pruner", "round-robin"), ("zero-measure", None)]
+    assert model_runs(spec, ["pruner"], zero_measure=False) == [("pruner", "headroom"), ("pruner", "round-robin")]
+    # schedulers given by the caller: every strategy with each of them
+    assert model_runs(spec, ["pruner", "default"], task_schedulers=["gradient"]) == [
+        ("pruner", "gradient"), ("default", "gradient"), ("zero-measure", None)]
+    assert model_runs({"model": "m"}, ["default"]) == [("default", "gradient")]

@@ -79,5 +79,6 @@ def test_models_suite_names_registered_sourced_models_with_room_for_a_task_sched
     assert {m["model"] for m in suite["models"]} >= {"resnet18", "mobilenetv2", "bert-layer"}
     for m in suite["models"]:
         assert m["model"] in MODELS and m["model"] in suite["sources"]
-        assert set(m["task_schedulers"]) <= set(TASK_SCHEDULERS)
+        assert "default/gradient" in m["runs"] and "pruner/headroom" in m["runs"]
+        assert {label.partition("/")[2] for label in m["runs"]} <= set(TASK_SCHEDULERS)
         assert m["trials_per_task"] > m["trials_per_iter"]  # a task may get more than one round

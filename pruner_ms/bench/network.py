@@ -44,6 +44,19 @@ def weighted_latency_curve(batches: list[dict], weights: list[float]) -> list[tu
     return curve
 
 
+def model_runs(spec: dict, strategies: list[str], *, task_schedulers=None, zero_measure=None) -> list[tuple]:
+    """The (strategy, task scheduler) pairs :func:`run_model` makes for a model entry, the
+    zero-measurement compile last as ``("zero-measure", None)`` (see there)."""
+    zero_measure = bool(spec.get("zero_measure", False) if zero_measure is None else zero_measure)
+    if spec.get("runs") and not task_schedulers:  # the entry's own list, for the strategies asked for
+        configs = [(s, ts or "gradient") for s, _, ts in (label.partition("/") for label in spec["runs"])
+                   if s in strategies]
+    else:
+        schedulers = list(task_schedulers or spec.get("task_schedulers") or ["gradient"])
+        configs = [(s, ts) for s in strategies for ts in schedulers]
+    return configs + ([(ZERO_MEASURE, None)] if zero_measure else [])
+
+
 def run_model(spec: dict, strategies: list[str], seeds: list[int], target, out_dir: str, *, runner="local",
               task_schedulers: tuple[str, ...] | None = None, zero_measure: bool | None = None,
               progress: bool = True, done=(), log=print) -> list[dict]:
@@ -53,7 +66,10 @@ def run_model(spec: dict, strategies: list[str], seeds: list[int], target, out_d
     ``spec``: ``model`` (a :mod:`~pruner_ms.bench.models` name), ``trials`` (total), ``trials_per_iter``,
     ``trials_per_task`` (a task's cap; default: an even share, which leaves a task scheduler nothing to
     decide), ``task_schedulers`` and ``zero_measure`` (defaults for the keywords of the same names:
-    ``("gradient",)`` and False). The order of the runs alternates with the seed
+    ``("gradient",)`` and False), or instead of ``task_schedulers`` the ``runs`` to make, as labels
+    (``["default/gradient", "pruner/headroom", ...]``; those whose strategy is not in ``strategies``
+    are left out, and ``task_schedulers`` given here overrides them: every strategy with each
+    scheduler). The order of the runs alternates with the seed
     (:func:`~pruner_ms.bench.compare.run_order`); ``(model, label, seed)`` keys in ``done`` are not run
     again.
     """
@@ -63,11 +79,10 @@ def run_model(spec: dict, strategies: list[str], seeds: list[int], target, out_d
     from .compare import check_fresh_work_dir, make_strategy, run_order
     from .models import load_model
 
-    schedulers = list(task_schedulers or spec.get("task_schedulers") or ["gradient"])
-    for name in schedulers:
-        make_task_scheduler(name)  # an unknown name fails before anything runs
-    zero_measure = bool(spec.get("zero_measure", False) if zero_measure is None else zero_measure)
-    configs = [(s, ts) for s in strategies for ts in schedulers] + ([(ZERO_MEASURE, None)] if zero_measure else [])
+    configs = model_runs(spec, strategies, task_schedulers=task_schedulers, zero_measure=zero_measure)
+    for _, name in configs:
+        if name is not None:
+            make_task_scheduler(name)  # an unknown name fails before anything runs
     labels = {row_label(s, ts): (s, ts) for s, ts in configs}
     out = []
     model, inputs = load_model(spec["model"])
