@@ -257,8 +257,14 @@ def test_a_gathered_vector_is_no_faster_than_scalar_code(analyzer, target):
         wl, sch = _gemv_schedule(kind)
         est[kind] = analyzer.analyze(sch.mod).seconds
         measured[kind] = _measure(wl, sch, target)
-    assert measured["gather"] > 0.9 * measured["scalar"], measured  # the machine: 1.3x slower on the dev VM
     assert est["gather"] >= est["scalar"], est  # a gather at a quarter of the vector width said 4x faster
+    if measured["gather"] <= 0.9 * measured["scalar"]:
+        # Intel (the dev VMs, `rocketlake`): the gather 1.3x slower than scalar code. AMD Zen 4 (`znver4`,
+        # ninth session): 1.7x faster (0.98 vs 1.69 ms). GATHER_CYCLES_PER_LANE is an Intel figure and
+        # ranks this machine's GEMV programs wrongly (docs/results/suite_cpu_issue10_s9); measuring the
+        # gather cost at calibration is the open fix (issue #10).
+        pytest.xfail(f"on this CPU a 16-lane gather runs faster than scalar code ({measured}); the analyzer's "
+                     "gather cost is not calibrated yet")
 
 
 def test_llvm_vectorizes_a_contiguous_element_wise_loop(analyzer, target):
