@@ -57,12 +57,37 @@ def _fit(name: str, train: list, root: str, *, epochs: int, seed: int):
         return model
     if name == "xgb":
         model = ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=2)
-    else:  # not exported from ms.cost_model in 0.27
-        from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
-
-        model = MLPModel()
+    else:
+        return _fit_mlp(train)
     for wl in train:  # failed programs go in as failed runs, as during tuning
         model.update(_context(wl), wl.candidates, _results(wl.latencies))
+    return model
+
+
+def _fit_mlp(train: list):
+    """MetaSchedule's MLP model (not exported from ``ms.cost_model`` in 0.27) trained once on all the
+    training workloads.
+
+    Works around TVM 0.27's ``SegmentSumMLPTrainer``: ``update`` calls ``train_full`` as soon as more
+    than a fifth of its data is untrained (so on the first update), and ``train_full`` holds out
+    ``test_split`` (0.2) of the workload groups it has, ``floor(groups * 0.2)``, then concatenates the
+    held-out groups' results: with fewer than 5 workloads that is nothing, and it raises
+    ``ValueError: need at least one array to concatenate``. Fed one workload at a time, as this script
+    did and as tuning a single workload does, the model fails on its first update. Here the trainer is
+    frozen while every training workload goes in, then trains once.
+    """
+    from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
+
+    groups_needed = 5  # floor(groups * test_split) >= 1 with the default test_split of 0.2
+    if len(train) < groups_needed:
+        raise ValueError(f"MetaSchedule's MLP model needs at least {groups_needed} training workloads "
+                         f"(it holds out a fifth of them while training), got {len(train)}")
+    model = MLPModel()
+    model.trainer.frozen = True
+    for wl in train:  # failed programs go in as failed runs, as during tuning
+        model.update(_context(wl), wl.candidates, _results(wl.latencies))
+    model.trainer.frozen = False
+    model.trainer.train_full()
     return model
 
 

