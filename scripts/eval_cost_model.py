@@ -14,6 +14,7 @@ update on a batch of 64 for PaCM and XGBoost.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -87,8 +88,29 @@ def _fit_mlp(train: list):
     for wl in train:  # failed programs go in as failed runs, as during tuning
         model.update(_context(wl), wl.candidates, _results(wl.latencies))
     model.trainer.frozen = False
-    model.trainer.train_full()
+    with _step_lr_without_verbose():
+        model.trainer.train_full()
     return model
+
+
+@contextlib.contextmanager
+def _step_lr_without_verbose():
+    """TVM 0.27's ``train_full`` builds ``torch.optim.lr_scheduler.StepLR(..., verbose=True)``; torch
+    2.13 no longer takes ``verbose`` (``TypeError: StepLR.__init__() got an unexpected keyword argument
+    'verbose'``). For the duration, ``StepLR`` is a subclass that drops it; restored afterwards."""
+    import torch
+
+    original = torch.optim.lr_scheduler.StepLR
+
+    class StepLR(original):  # type: ignore[misc, valid-type]
+        def __init__(self, *args, verbose=None, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    torch.optim.lr_scheduler.StepLR = StepLR
+    try:
+        yield
+    finally:
+        torch.optim.lr_scheduler.StepLR = original
 
 
 def _timing(model_names: list[str], wl, *, seed: int) -> dict:
