@@ -4,7 +4,7 @@
 For every workload of every work_dir given, each valid record is replayed as MetaSchedule compiles it
 (``trace.apply_to_schedule(..., remove_postproc=False)``), the analyzer of the record's target
 estimates it, and its estimates are compared with the latencies the run recorded: Spearman rank
-correlation, pairwise accuracy (pairs with a latency difference above ``--tie`` relative count), and
+correlation, pairwise accuracy (:func:`pruner_ms.cost_model.train.pairwise_accuracy`), and
 the best recorded latency among the analyzer's top ``--top`` against the best of all (1.0: the
 analyzer's top holds the best program). Nothing is built or run, so it is cheap and can read the
 work_dirs of a benchmark after the fact; the latencies are tuning-time ones (one measurement each),
@@ -29,37 +29,24 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
-def pairwise_accuracy(estimates, latencies, *, tie: float) -> float:
-    """Share of pairs whose latencies differ by more than ``tie`` (relative) that the estimates order
-    the same way; ``nan`` without such pairs."""
-    import numpy as np
-
-    e, t = np.asarray(estimates, float), np.asarray(latencies, float)
-    i, j = np.triu_indices(len(e), 1)
-    keep = np.abs(t[i] - t[j]) > tie * np.minimum(t[i], t[j])
-    if not keep.any():
-        return math.nan
-    return float(np.mean(np.sign(e[i] - e[j])[keep] == np.sign(t[i] - t[j])[keep]))
-
-
-def score_work_dir(work_dir: str, *, top: int, tie: float) -> list[dict]:
+def score_work_dir(work_dir: str, *, top: int) -> list[dict]:
     """One row per workload of ``work_dir``: the analyzer against the recorded latencies."""
     import numpy as np
     from tvm.s_tir import Schedule
 
     from pruner_ms.analysis import analyzer_for_target
-    from pruner_ms.integration.database import records_by_workload
+    from pruner_ms.cost_model.train import pairwise_accuracy
+    from pruner_ms.integration.database import workload_name
     from pruner_ms.integration.measured_latency import record_seconds
     from pruner_ms.integration.resume import open_database, workload_key
     from pruner_ms.strategy.trust import spearman
 
     database = open_database(work_dir, repair_tail=False)
     rows, analyzers = [], {}
-    names = {key: entry["name"] for key, entry in records_by_workload(database).items()}
     groups = collections.defaultdict(list)
     for rec in database.get_all_tuning_records():
         groups[workload_key(rec.workload.mod)].append(rec)
-    for key, records in groups.items():
+    for records in groups.values():
         estimates, latencies, replay_failures, analyzer_failures = [], [], 0, 0
         for rec in records:
             seconds = record_seconds(rec)
@@ -82,12 +69,12 @@ def score_work_dir(work_dir: str, *, top: int, tie: float) -> list[dict]:
                 print(f"{work_dir}: the analyzer failed on a program ({type(err).__name__}: {err})", file=sys.stderr)
                 continue
             latencies.append(seconds)
-        row = {"work_dir": work_dir, "workload": names.get(key, str(key)), "records": len(records),
+        row = {"work_dir": work_dir, "workload": workload_name(records[0].workload.mod), "records": len(records),
                "scored": len(latencies), "replay_failures": replay_failures, "analyzer_failures": analyzer_failures}
         if len(latencies) >= 2:
             e, t = np.array(estimates), np.array(latencies)
             order = np.argsort(e, kind="mergesort")
-            row.update(spearman=spearman(e, t), pairwise_accuracy=pairwise_accuracy(e, t, tie=tie),
+            row.update(spearman=spearman(e, t), pairwise_accuracy=pairwise_accuracy(-e, 1.0 / t),
                        top_best_ratio=float(t[order[:top]].min() / t.min()), best_ms=float(t.min() * 1e3))
         rows.append(row)
     return rows
@@ -105,8 +92,6 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("work_dirs", nargs="+", help="MetaSchedule work_dirs (database_workload.json + database_tuning_record.json)")
     p.add_argument("--top", type=int, default=8, help="size of the analyzer's top set (default 8)")
-    p.add_argument("--tie", type=float, default=0.02,
-                   help="relative latency difference below which a pair counts as a tie (default 0.02)")
     p.add_argument("--out", default=None, help="JSON file for the rows")
     a = p.parse_args(argv)
     missing = [w for w in a.work_dirs if not os.path.isdir(w)]
@@ -114,7 +99,7 @@ def main(argv=None) -> int:
         p.error(f"not a directory: {', '.join(missing)} (give the work_dirs of tuning runs)")
     rows = []
     for work_dir in a.work_dirs:
-        rows += score_work_dir(work_dir, top=a.top, tie=a.tie)
+        rows += score_work_dir(work_dir, top=a.top)
     table = collections.defaultdict(list)
     for row in rows:
         if "spearman" in row:
@@ -133,7 +118,7 @@ def main(argv=None) -> int:
         print(f"\n{failures} records left out (replay or analyzer failures; see stderr)")
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:
-            json.dump({"argv": sys.argv, "top": a.top, "tie": a.tie, "rows": rows}, f, indent=1)
+            json.dump({"argv": sys.argv, "top": a.top, "rows": rows}, f, indent=1)
     return 0
 
 
