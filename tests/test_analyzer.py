@@ -125,10 +125,10 @@ def test_extract_nests_reads_loop_kinds():
     assert nests[1].float_ops == 2  # one multiply, one add
 
 
-def _conv_schedule(*, inline_pad: bool):
-    """A register-blocked 3x3 conv2d (14 output rows x 14 vectorized columns per step) with the zero
-    padding either inlined into the conv body (an ``if_then_else`` around the load that changes lane by
-    lane) or kept as a block of its own."""
+def _conv_schedule(*, inline_pad: bool, rows: int = 14, columns: int = 14):
+    """A register-blocked 3x3 conv2d (``rows`` output rows x ``columns`` vectorized columns per step)
+    with the zero padding either inlined into the conv body (an ``if_then_else`` around the load that
+    changes lane by lane) or kept as a block of its own."""
     from pruner_ms.bench.workloads import conv2d_nchw
 
     wl = conv2d_nchw(1, 64, 28, 28, 64, 3, 3, 1)
@@ -137,8 +137,8 @@ def _conv_schedule(*, inline_pad: bool):
         sch.compute_inline(sch.get_sblock("pad"))
     conv = sch.get_sblock("conv")
     b, f, y, x, rc, ry, rx = sch.get_loops(conv)
-    y0, y1 = sch.split(y, [None, 14])
-    x0, x1 = sch.split(x, [None, 14])
+    y0, y1 = sch.split(y, [None, rows])
+    x0, x1 = sch.split(x, [None, columns])
     sch.reorder(b, f, y0, x0, rc, ry, rx, y1, x1)
     sch.parallel(sch.fuse(b, f))
     sch.vectorize(x1)
@@ -147,11 +147,16 @@ def _conv_schedule(*, inline_pad: bool):
     return wl, sch
 
 
-def test_inlined_padding_under_a_vectorized_loop_costs(analyzer, target):
-    """The analyzer must see what the machine shows: a guard evaluated per vector costs FMA slots."""
+def test_inlined_padding_under_a_vectorized_loop_costs(analyzer, target, host_spec):
+    """The analyzer must see what the machine shows: a guard evaluated per vector costs FMA slots.
+
+    The tile fits the machine's vector registers (14 x 14 with 32 registers of 16 floats, 7 x 7 with 16
+    of 8): on AMD Zen 3 (tenth session) the 14 x 14 tile spills, and both versions take 8-10 ms, the
+    guard hidden behind the spills (7 x 7: 2.3 vs 14 ms)."""
+    tile = {"rows": 14 if host_spec.vector_registers >= 32 else 7, "columns": 14 if host_spec.lanes(4) >= 16 else 7}
     secs, measured = {}, {}
     for inline in (False, True):
-        wl, sch = _conv_schedule(inline_pad=inline)
+        wl, sch = _conv_schedule(inline_pad=inline, **tile)
         est = analyzer.analyze(sch.mod)
         update = [n for n in est.nests if n.name == "conv_update"][0]
         assert (update.symbols["guard_fma_slots"] > 0) is inline
@@ -253,20 +258,51 @@ def test_a_sweep_over_more_pages_than_the_tlb_holds_pays_page_walks(analyzer, ta
         assert measured["reduction-outside"] > 2 * measured["rows"], measured
 
 
-def test_a_gathered_vector_is_no_faster_than_scalar_code(analyzer, target):
+@pytest.fixture(scope="module")
+def host_analyzer(host_spec):
+    """The analyzer as tuning builds it on this machine: the detected spec with its calibrated figures."""
+    from pruner_ms.hardware import calibrated_spec
+
+    return SymbolicAnalyzer(calibrated_spec(host_spec))
+
+
+def test_the_calibrated_gather_cost_is_the_machine_s(host_analyzer, target):
+    """A gathered lane costs what the calibration measured on this machine, not the Intel figure.
+
+    On AMD Zen 3 (tenth session) the probe measured 0.45-0.6 cycles per lane; a gathered batch-1 dense
+    layer in the L2 then estimates 0.81-0.93x its measured time (1.5x with one cycle per lane), and
+    the 9 MB GEMV's gathered version 0.85 ms against 0.96 ms for scalar code (measured 0.5-0.84 vs
+    0.77-1.38 ms; with one cycle per lane both 0.975 ms). On Zen 4 (ninth session) the gathered GEMV
+    ran 1.7x faster than scalar code, which the Intel figure ranked the other way."""
+    import math
+
+    from pruner_ms.bench.workloads import dense
+
+    spec = host_analyzer.spec
+    intel = SymbolicAnalyzer(dataclasses.replace(spec, gather_cycles_per_lane=1.0))
+    assert spec.sources["gather_cycles_per_lane"].startswith("measured by the gather probe")
+    wl = dense(1, 128, 512)  # 256 KB of weights: in the L2, the gathers bound it
+    sch = Schedule(wl.func)
+    b, n, k = sch.get_loops(sch.get_sblock("C"))
+    n0, n1 = sch.split(n, [None, 16])
+    sch.reorder(b, n0, k, n1)
+    sch.vectorize(n1)
+    measured = _measure(wl, sch, target, number=20)
+    error = {name: math.log(a.analyze(sch.mod).seconds / measured) for name, a in (("calibrated", host_analyzer),
+                                                                                   ("intel", intel))}
+    assert abs(error["calibrated"]) < math.log(1.5), error
+    assert abs(error["calibrated"]) <= abs(error["intel"]) + math.log(1.1), error
     est, measured = {}, {}
     for kind in ("gather", "scalar"):
         wl, sch = _gemv_schedule(kind)
-        est[kind] = analyzer.analyze(sch.mod).seconds
+        est[kind] = host_analyzer.analyze(sch.mod).seconds
         measured[kind] = _measure(wl, sch, target)
-    assert est["gather"] >= est["scalar"], est  # a gather at a quarter of the vector width said 4x faster
-    if measured["gather"] <= 0.9 * measured["scalar"]:
-        # Intel (the dev VMs, `rocketlake`): the gather 1.3x slower than scalar code. AMD Zen 4 (`znver4`,
-        # ninth session): 1.7x faster (0.98 vs 1.69 ms). GATHER_CYCLES_PER_LANE is an Intel figure and
-        # ranks this machine's GEMV programs wrongly (docs/results/suite_cpu_issue10_s9); measuring the
-        # gather cost at calibration is the open fix (issue #10).
-        pytest.xfail(f"on this CPU a 16-lane gather runs faster than scalar code ({measured}); the analyzer's "
-                     "gather cost is not calibrated yet")
+    # where the machine tells them apart, the analyzer does not order them the other way (a tie is
+    # allowed: both may be bound by the same DRAM traffic)
+    if measured["gather"] < 0.9 * measured["scalar"]:
+        assert est["gather"] <= est["scalar"], (est, measured)
+    elif measured["gather"] > 1.1 * measured["scalar"]:
+        assert est["gather"] >= est["scalar"], (est, measured)
 
 
 def test_llvm_vectorizes_a_contiguous_element_wise_loop(analyzer, target):
@@ -349,7 +385,10 @@ def _dense_gathered_schedule(*, unrolled_k: int):
 def test_a_gather_that_a_loop_does_not_move_is_hoisted_out_of_it(analyzer, target):
     """LLVM's LICM takes the gathers out of the batch-row loop while the gathered vectors fit in the
     register file (4 unrolled steps of 32 lanes: 8 zmm registers), not all of them beyond (16 steps:
-    32 registers, 2.7x slower on the dev VM; the analyzer with this machine's calibrated memory: 2.8x)."""
+    32 registers): 2.7x slower on the Intel dev VMs (`rocketlake`), 2.8x on AMD Zen 3 (`znver3`, tenth
+    session), 1.6x on Zen 4 (`znver4`, whose CI run failed the former 1.8x bar); the analyzer with the
+    machine's calibrated memory: 2.8x. The bar is the analyzer's own: hoisting must show, by how much is
+    the machine's."""
     est, measured = {}, {}
     for steps in (4, 16):
         wl, sch = _dense_gathered_schedule(unrolled_k=steps)
@@ -358,4 +397,4 @@ def test_a_gather_that_a_loop_does_not_move_is_hoisted_out_of_it(analyzer, targe
     update = {steps: [n for n in e.nests if n.name.endswith("_update")][0].symbols for steps, e in est.items()}
     assert update[4]["gather_share"] == pytest.approx(1 / 16) and update[16]["gather_share"] > 2 / 16
     assert est[16].seconds > 1.3 * est[4].seconds, (est[4].seconds, est[16].seconds)  # a gather per iteration: equal
-    assert measured[16] > 1.8 * measured[4], measured
+    assert measured[16] > 1.3 * measured[4], measured
