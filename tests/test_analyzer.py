@@ -258,51 +258,23 @@ def test_a_sweep_over_more_pages_than_the_tlb_holds_pays_page_walks(analyzer, ta
         assert measured["reduction-outside"] > 2 * measured["rows"], measured
 
 
-@pytest.fixture(scope="module")
-def host_analyzer(host_spec):
-    """The analyzer as tuning builds it on this machine: the detected spec with its calibrated figures."""
-    from pruner_ms.hardware import calibrated_spec
-
-    return SymbolicAnalyzer(calibrated_spec(host_spec))
-
-
-def test_the_calibrated_gather_cost_is_the_machine_s(host_analyzer, target):
-    """A gathered lane costs what the calibration measured on this machine, not the Intel figure.
-
-    On AMD Zen 3 (tenth session) the probe measured 0.45-0.6 cycles per lane; a gathered batch-1 dense
-    layer in the L2 then estimates 0.81-0.93x its measured time (1.5x with one cycle per lane), and
-    the 9 MB GEMV's gathered version 0.85 ms against 0.96 ms for scalar code (measured 0.5-0.84 vs
-    0.77-1.38 ms; with one cycle per lane both 0.975 ms). On Zen 4 (ninth session) the gathered GEMV
-    ran 1.7x faster than scalar code, which the Intel figure ranked the other way."""
-    import math
-
-    from pruner_ms.bench.workloads import dense
-
-    spec = host_analyzer.spec
-    intel = SymbolicAnalyzer(dataclasses.replace(spec, gather_cycles_per_lane=1.0))
-    assert spec.sources["gather_cycles_per_lane"].startswith("measured by the gather probe")
-    wl = dense(1, 128, 512)  # 256 KB of weights: in the L2, the gathers bound it
-    sch = Schedule(wl.func)
-    b, n, k = sch.get_loops(sch.get_sblock("C"))
-    n0, n1 = sch.split(n, [None, 16])
-    sch.reorder(b, n0, k, n1)
-    sch.vectorize(n1)
-    measured = _measure(wl, sch, target, number=20)
-    error = {name: math.log(a.analyze(sch.mod).seconds / measured) for name, a in (("calibrated", host_analyzer),
-                                                                                   ("intel", intel))}
-    assert abs(error["calibrated"]) < math.log(1.5), error
-    assert abs(error["calibrated"]) <= abs(error["intel"]) + math.log(1.1), error
+def test_a_gathered_vector_is_no_faster_than_scalar_code(analyzer, target):
     est, measured = {}, {}
     for kind in ("gather", "scalar"):
         wl, sch = _gemv_schedule(kind)
-        est[kind] = host_analyzer.analyze(sch.mod).seconds
+        est[kind] = analyzer.analyze(sch.mod).seconds
         measured[kind] = _measure(wl, sch, target)
-    # where the machine tells them apart, the analyzer does not order them the other way (a tie is
-    # allowed: both may be bound by the same DRAM traffic)
-    if measured["gather"] < 0.9 * measured["scalar"]:
-        assert est["gather"] <= est["scalar"], (est, measured)
-    elif measured["gather"] > 1.1 * measured["scalar"]:
-        assert est["gather"] >= est["scalar"], (est, measured)
+    assert est["gather"] >= est["scalar"], est  # a gather at a quarter of the vector width said 4x faster
+    if measured["gather"] <= 0.9 * measured["scalar"]:
+        # Intel (the dev VMs, `rocketlake`): the gather 1.3x slower than scalar code. AMD Zen 4 (`znver4`,
+        # ninth session): 1.7x faster (0.98 vs 1.69 ms); Zen 3 (`znver3`, tenth): 1.25-1.7x faster.
+        # GATHER_CYCLES_PER_LANE is an Intel figure. A per-machine figure from an L1-resident gather probe
+        # (Zen 3: 0.45-0.6 cycles per lane) was tried in the tenth session and ranked the suite's GEMV
+        # programs worse on Zen 3 (Spearman +0.14 against +0.43 with the Intel figure, on PrunerSearch's
+        # records; docs/results/suite_cpu_issue10_s10): their gathers read rows beyond the L2, which
+        # the memory model does not price, so the lane cost alone is not the fix (issue #10).
+        pytest.xfail(f"on this CPU a 16-lane gather runs faster than scalar code ({measured}); the analyzer's "
+                     "gather cost is not calibrated yet")
 
 
 def test_llvm_vectorizes_a_contiguous_element_wise_loop(analyzer, target):

@@ -56,13 +56,13 @@ GUARD_FMA_SLOTS_PER_COMPARE = 4.0
 OOO_WINDOW_SHARE = 0.25
 # A vector access that is not contiguous along the vectorized loop (a gather or scatter) is
 # scalarized by TVM's LLVM codegen: one scalar load (store) per lane plus one insert (extract) per
-# lane to build (take apart) the vector, so each gathered lane costs ``spec.gather_cycles_per_lane``
-# cycles: one on Intel (one shuffle port for lane inserts, since Haswell), which AMD's cores beat
-# (Zen 3 0.6 cycles, tenth session; on Zen 4 a 16-lane gathered GEMV ran 1.7x faster than scalar
-# code, ninth session), so the figure is measured at calibration (:mod:`pruner_ms.hardware.calibration`).
-# With the former model (a gather ran at a quarter of the vector width) the suite's batch-1 dense
-# layer, whose 16-lane gathers along the weight's rows measure 1.5-19x slower than contiguous code on
-# Intel, ranked backwards (Spearman -0.10 on the programs of docs/results/analyzer_report, seed 1).
+# lane to build (take apart) the vector. The inserts issue on the vector shuffle port, one per cycle
+# on the x86 cores of configs/cpu (Intel since Haswell, one port for lane inserts; Zen's two shuffle
+# pipes share the insert's integer-to-vector move), so each gathered lane costs about one cycle. With
+# the former model (a gather ran at a quarter of the vector width) the suite's batch-1 dense layer,
+# whose 16-lane gathers along the weight's rows measure 1.5-19x slower than contiguous code, ranked
+# backwards (Spearman -0.10 on the programs of docs/results/analyzer_report, seed 1).
+GATHER_CYCLES_PER_LANE = 1.0
 # ... unless the gathered lanes do not change in a loop that stays a loop: LLVM's LICM then hoists
 # the lane loads and inserts out of it, and inside it each use is a vector register, as far as the
 # hoisted vectors fit in the register file (the others are gathered in every iteration). A
@@ -181,7 +181,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     unit_ops = math.ceil(lanes / unit_lanes)
     # memory uops per vector of each access (a gathered one: one per lane where it really gathers,
     # a register or a vector reload where the gather was hoisted) and the inserts/extracts of the
-    # gathered ones (see spec.gather_cycles_per_lane)
+    # gathered ones (see GATHER_CYCLES_PER_LANE)
     unrolled = _unrolled_loops(loops) if any(gathered) else []
     rules = {"vector_regs": vec_regs, "free_registers": spec.vector_registers - HOIST_RESERVED_REGISTERS}
     # per vector iteration: the loops around the vectorized one
@@ -192,7 +192,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         return lanes * gather_share + unit_ops * (1.0 - gather_share)
 
     access_uops = [vector_uops(s) for s in share]
-    gather_cycles = sum(share) * lanes * spec.gather_cycles_per_lane
+    gather_cycles = sum(share) * lanes * GATHER_CYCLES_PER_LANE
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
     guard_slots = nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) if guard_inner else 0.0
     fma_per_elem += guard_slots
@@ -237,7 +237,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                         cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
                 sh = _gather_share(a, loops, unrolled, r, **rules) if g else 0.0  # per step: the loops around it
                 load_uops += cnt * vector_uops(sh)
-                inserts += cnt * lanes * spec.gather_cycles_per_lane * sh
+                inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
             uops = load_uops + inserts + chains * unit_ops * fma_per_elem
             per_step = max(load_uops / spec.load_ports, inserts, chains * unit_ops * fma_per_elem / spec.fma_units,
                            spec.fma_latency_cycles / _overlapped_chains(chain, uops, spec))

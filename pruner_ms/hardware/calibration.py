@@ -13,19 +13,10 @@ the fastest of repeated runs (warm: each size is read again and again). From the
 * ``l3_bytes_per_cycle`` (one core) and ``l3_gb_per_s`` (all cores together) -- the last-level plateau;
 * ``dram_gb_per_s`` (all cores) and ``dram_gb_per_s_one_core`` -- the largest sizes.
 
-A second probe measures what a gathered lane costs (``gather_cycles_per_lane``, see
-:class:`~pruner_ms.hardware.cpu.CPUSpec`): TVM's LLVM codegen builds a vector that is not contiguous
-along the vectorized loop lane by lane, and how fast a core does that is the micro-architecture's
-(one lane per cycle on Intel since Haswell, 0.6 cycles on AMD Zen 3), not in any table the OS gives.
-The probe is a reduction over an L1-resident array whose vector lanes each read their own row (one
-vector register wide, 4 independent accumulators, no loop that LICM could hoist the gathers out of):
-cycles per gathered lane are its fastest time x ``frequency_ghz`` / lanes gathered, the clock the
-analyzer converts cycles with, so the figure is what makes the analyzer reproduce the probe.
-
-The results are cached as JSON under ``$PRUNER_MS_CACHE_DIR`` (default ``~/.cache/pruner_ms``), keyed by
+The result is cached as JSON under ``$PRUNER_MS_CACHE_DIR`` (default ``~/.cache/pruner_ms``), keyed by
 the CPU's model name, flags, core count and cache sizes, so the probe runs at the first use on a
 machine only (about 2 seconds; delete the file to measure again, e.g. after it was measured on a busy
-machine). ``PRUNER_MS_CALIBRATE=0`` turns it off (the family file's and the default figures are used). Measured on this project's 2-vCPU VMs (``rocketlake``): one core reads ~180 GB/s from its L2,
+machine). ``PRUNER_MS_CALIBRATE=0`` turns it off (the family file's figures are used). Measured on this project's 2-vCPU VMs (``rocketlake``): one core reads ~180 GB/s from its L2,
 ~29 GB/s from the L3 up to 64 MiB on one core and on two (the share is per VM, not per core), ~15 GB/s
 beyond; the family file says 83 GB/s of L3 for two cores, a 3.8 MiB L3 share and 10 GB/s of DRAM.
 """
@@ -43,16 +34,10 @@ from .cpu import CPUSpec, parse_cpuinfo
 
 logger = logging.getLogger("pruner_ms")
 
-__all__ = ["MemoryCurve", "apply_memory_curve", "calibrated_spec", "calibration_cache_dir", "measure_gather_cost",
-           "measure_memory_curve"]
+__all__ = ["MemoryCurve", "apply_memory_curve", "calibrated_spec", "calibration_cache_dir", "measure_memory_curve"]
 
 #: Bump when the probe or the derivation changes: cached curves of another version are measured again.
 PROBE_VERSION = 1
-#: Bump when the gather probe changes.
-GATHER_PROBE_VERSION = 1
-#: A measured gather cost outside these bounds (cycles per lane) is taken as a disturbed measurement:
-#: the default figure is kept and the file is not written.
-GATHER_PLAUSIBLE_CYCLES = (0.1, 8.0)
 #: Float32 elements one probe iteration reads: 8 independent 16-lane accumulators (8 x 64 B).
 _ROW = 8 * 16
 _F32 = 4
@@ -141,49 +126,6 @@ def measure_memory_curve(spec: CPUSpec, *, sizes_bytes: tuple[int, ...] | None =
     return MemoryCurve(tuple(int(s) for s in sizes_bytes), curves[1], curves.get(spec.cores, curves[1]), spec.cores)
 
 
-def _gather_probe(lanes: int, rows: int, repeats: int, target):
-    """A compiled ``B[a, j] = sum_{r, k} A[a, j, k]`` with ``j`` vectorized (``lanes`` lanes, each
-    reading its own row of ``rows`` floats: a gather), ``a`` unrolled (4 independent accumulators),
-    ``k`` and the repeat loop ``r`` serial around them (the gathered addresses change with ``k``, so
-    nothing is loop-invariant)."""
-    import tvm
-    from tvm import s_tir, te
-
-    a = te.placeholder((4, lanes, rows), "float32", name="A")
-    r = te.reduce_axis((0, repeats), "r")
-    k = te.reduce_axis((0, rows), "k")
-    b = te.compute((4, lanes), lambda i, j: te.sum(a[i, j, k], axis=[r, k]), name="B")
-    sch = s_tir.Schedule(te.create_prim_func([a, b]))
-    i, j, rr, kk = sch.get_loops(sch.get_sblock("B"))
-    sch.reorder(rr, kk, i, j)
-    sch.unroll(i)
-    sch.vectorize(j)
-    return tvm.compile(sch.mod, target=target)
-
-
-def measure_gather_cost(spec: CPUSpec, *, repeats: int = 64, min_seconds: float = 0.05) -> float:
-    """Cycles per gathered float32 lane on one core of this machine (see the module docstring); well
-    under a second.
-
-    Parameters
-    ----------
-    spec : CPUSpec
-        This machine's detected spec: its vector width (lanes per register), L1 size and clock.
-    repeats : int
-        Passes over the L1-resident array per timed run.
-    """
-    import numpy as np
-    import tvm
-
-    lanes = spec.lanes(4)
-    rows = max(4, min(256, spec.l1d_bytes // 2 // (4 * lanes * _F32)))  # half the L1
-    probe = _gather_probe(lanes, rows, repeats, tvm.target.Target(spec.target()))
-    a = tvm.runtime.tensor(np.ones((4, lanes, rows), "float32"))
-    b = tvm.runtime.empty((4, lanes), "float32")
-    seconds = _fastest_run(probe, a, b, min_seconds=min_seconds)
-    return seconds * spec.frequency_ghz * 1e9 / (repeats * rows * 4 * lanes)
-
-
 def _fastest_run(probe, *args, min_seconds: float) -> float:
     """The fastest of at least 3 timed runs after one warm-up (the least disturbed), for ``min_seconds``."""
     import time
@@ -230,8 +172,7 @@ def _machine_key(spec: CPUSpec) -> str:
 
 
 def calibrated_spec(spec: CPUSpec, *, cache_dir: Path | None = None, measure: bool | None = None) -> CPUSpec:
-    """``spec`` with the memory figures beyond the L2 and the gather cost measured on this machine
-    (cached).
+    """``spec`` with the memory figures beyond the L2 measured on this machine (cached).
 
     Parameters
     ----------
@@ -239,62 +180,34 @@ def calibrated_spec(spec: CPUSpec, *, cache_dir: Path | None = None, measure: bo
         This machine's detected spec (:func:`~pruner_ms.hardware.host_cpu_spec`). A spec of another CPU
         must not be calibrated here.
     cache_dir : Path, optional
-        Where the measurements are kept; default :func:`calibration_cache_dir`.
+        Where the curve is kept; default :func:`calibration_cache_dir`.
     measure : bool, optional
-        Run the probes when no cached result exists; default: unless ``PRUNER_MS_CALIBRATE=0``.
-        Without a measurement the spec is returned unchanged.
+        Run the probe when no cached curve exists; default: unless ``PRUNER_MS_CALIBRATE=0``.
+        Without a curve the spec is returned unchanged.
     """
     if measure is None:
         measure = os.environ.get("PRUNER_MS_CALIBRATE", "1") not in ("0", "false", "no")
     if not measure:
         return spec
-    folder, key = cache_dir or calibration_cache_dir(), _machine_key(spec)
-    path = folder / f"memory-{key}.json"
-    curve = _cached_measurement(path, "memory", lambda: dataclasses.asdict(measure_memory_curve(spec)),
-                                lambda fields: MemoryCurve(**{k: tuple(v) if isinstance(v, list) else v
-                                                              for k, v in fields.items()}))
-    spec = apply_memory_curve(spec, curve, source=f"measured by the warm-read probe ({path.name})")
-    gather_path = folder / f"gather-v{GATHER_PROBE_VERSION}-{key}.json"
-    low, high = GATHER_PLAUSIBLE_CYCLES
-
-    def gather() -> dict | None:
-        cycles = measure_gather_cost(spec)
-        if low <= cycles <= high:
-            return {"cycles_per_lane": round(cycles, 3)}
-        logger.warning("pruner_ms: the gather probe measured %.3g cycles per lane, outside [%g, %g] (a busy "
-                       "machine?); keeping %g and measuring again next time", cycles, low, high,
-                       spec.gather_cycles_per_lane)
-        return None
-
-    cycles = _cached_measurement(gather_path, "gather", gather, lambda fields: float(fields["cycles_per_lane"]))
-    if cycles is None:
-        return spec
-    return dataclasses.replace(spec, gather_cycles_per_lane=cycles, sources={
-        **spec.sources, "gather_cycles_per_lane": f"measured by the gather probe ({gather_path.name})"})
-
-
-def _cached_measurement(path: Path, what: str, measure, load):
-    """``load`` of the JSON object in ``path``, else of ``measure()`` (which returns None where there is
-    nothing to keep: then None), written to ``path`` first."""
+    path = (cache_dir or calibration_cache_dir()) / f"memory-{_machine_key(spec)}.json"
+    curve = None
     if path.exists():
         try:
-            return load(json.loads(path.read_text()))
-        except (ValueError, TypeError, KeyError, AttributeError) as err:
-            logger.warning("pruner_ms: ignoring an unreadable %s calibration %s (%s); measuring again", what, path,
-                           err)
-    logger.info("pruner_ms: measuring this machine's %s figures once (cached in %s)", what, path)
-    fields = measure()
-    if fields is None:
-        return None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(fields))
-        tmp.replace(path)
-    except OSError as err:
-        logger.warning("pruner_ms: could not cache the %s calibration in %s (%s); it will be measured again "
-                       "next time (set PRUNER_MS_CACHE_DIR to a writable folder)", what, path, err)
-    return load(fields)
+            curve = MemoryCurve(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(path.read_text()).items()})
+        except (ValueError, TypeError) as err:
+            logger.warning("pruner_ms: ignoring an unreadable memory calibration %s (%s); measuring again", path, err)
+    if curve is None:
+        logger.info("pruner_ms: measuring this machine's memory bandwidth once (cached in %s)", path)
+        curve = measure_memory_curve(spec)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(dataclasses.asdict(curve)))
+            tmp.replace(path)
+        except OSError as err:
+            logger.warning("pruner_ms: could not cache the memory calibration in %s (%s); it will be measured "
+                           "again next time (set PRUNER_MS_CACHE_DIR to a writable folder)", path, err)
+    return apply_memory_curve(spec, curve, source=f"measured by the warm-read probe ({path.name})")
 
 
 def apply_memory_curve(spec: CPUSpec, curve: MemoryCurve, *, source: str = "memory curve") -> CPUSpec:

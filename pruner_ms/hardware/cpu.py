@@ -91,11 +91,6 @@ class CPUSpec:
     dram_gb_per_s_one_core: float | None = None
     #: the page size of large buffers: 4 KiB, or 2 MiB where transparent huge pages are always on
     page_bytes: int = 4096
-    #: cycles per lane of a vector load that is not contiguous along the vectorized loop (TVM's LLVM
-    #: codegen scalarizes it: a scalar load and a lane insert per lane). 1.0: the Intel figure (one
-    #: insert per cycle on the shuffle port, since Haswell); measured on this machine by
-    #: :mod:`pruner_ms.hardware.calibration` (AMD Zen 3: 0.6)
-    gather_cycles_per_lane: float = 1.0
     sources: dict[str, str] = dataclasses.field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def l3_bandwidth(self, active_cores: float) -> float:
