@@ -39,6 +39,13 @@ LLVM_FULL_UNROLL_ITERS = 16
 # of docs/results/analyzer_report, seeds 1 and 0; 0.36 and 0.47 with them vectorized).
 LLVM_AUTO_VECTORIZE_MIN_ITERS = 4
 STORE_FORWARD_CYCLES = 4
+# Share of the first-level DTLB one nest's pages get before they miss: three quarters, between the
+# hoisted-gather pair of tests/test_analyzer.py (a 128-batch dense layer sweeping ~40 pages per step
+# of its parallel loop runs with no DTLB misses on 64-72 entries; 0.5 priced it as missing) and the
+# records it was fitted on (Spearman against measurement, scripts/analyzer_on_records.py: the suite
+# GEMV's default records on Zen 3 +0.46 at 0.5, +0.35 at 0.75, +0.27 at 1.0, +0.10 with no DTLB
+# term; PrunerSearch's records +0.43 to +0.47 for all). Not a per-machine figure.
+DTLB_USABLE_FRACTION = 0.75
 # A condition in the body that changes along the innermost loop (inlined zero padding: an
 # ``if_then_else`` around a load) is evaluated every iteration, and a vectorized loop with such a
 # guard does not run as plain SIMD (TVM's vectorizer scalarizes a lane-varying ``if_then_else``;
@@ -146,6 +153,16 @@ def _traffic(lines: np.ndarray, loops, capacity: float) -> float:
         return float(lines[0])
     d = max(i for i in range(len(loops)) if lines[i] > capacity)
     return float(lines[d]) * float(math.prod(l.extent for l in loops[:d]))
+
+
+def _page_footprints(accesses, spec: CPUSpec) -> np.ndarray:
+    """Page bytes the nest's accesses touch under each loop (see :func:`_traffic`), a buffer read and
+    written (an accumulator) counted once: its read and its write touch the same pages."""
+    per_buffer: dict[str, np.ndarray] = {}
+    for a in accesses:
+        fp = a.page_footprints(spec.page_bytes, spec.cache_line_bytes)
+        per_buffer[a.buffer] = np.maximum(per_buffer[a.buffer], fp) if a.buffer in per_buffer else fp
+    return sum(per_buffer.values())
 
 
 def _overlapped_chains(chain: float, uops_per_step: float, spec: CPUSpec) -> float:
@@ -282,13 +299,20 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     # address translation: a nest that sweeps more pages than the second-level TLB holds between
     # reuses takes a page walk per page (a batch-1 dense layer whose reduction loop is outside a sweep
     # over all 9 MB of weights: 5-19x slower than the same program with the rows swept inside)
-    reach = spec.stlb_entries * spec.page_bytes * CACHE_USABLE_FRACTION
-    if program_bytes <= reach:
-        walks = 0.0
-    else:
-        pages = sum(a.page_footprints(spec.page_bytes, line) for a in accesses)
-        walks = _traffic(pages, loops, reach) / spec.page_bytes
-    t_tlb = walks * spec.page_walk_cycles / hz / eff_cores
+    # ... and one that sweeps more pages than the first-level DTLB holds between reuses looks each
+    # page up in the second-level TLB again: a batch-1 dense layer with the reduction outside a sweep
+    # over 192-512 weight rows (3 KB apart: 144-384 pages, within the STLB) measured 5-6 ms against
+    # 0.5-0.7 ms with 16-96 rows swept inside the reduction (AMD Zen 3, tenth session; the analyzer
+    # had both at 0.86 ms)
+    stlb_reach = spec.stlb_entries * spec.page_bytes * CACHE_USABLE_FRACTION
+    dtlb_reach = spec.dtlb_entries * spec.page_bytes * DTLB_USABLE_FRACTION
+    walks = lookups = 0.0
+    if program_bytes > min(stlb_reach, dtlb_reach):
+        pages = _page_footprints(accesses, spec)
+        if program_bytes > stlb_reach:
+            walks = _traffic(pages, loops, stlb_reach) / spec.page_bytes
+        lookups = max(0.0, _traffic(pages, loops, dtlb_reach) / spec.page_bytes - walks)
+    t_tlb = (walks * spec.page_walk_cycles + lookups * spec.stlb_hit_cycles) / hz / eff_cores
     t_launch = launches * spec.parallel_launch_us * 1e-6
     terms = [("compute", t_compute)] + list(t_mem.items()) + [("tlb", t_tlb)]
     bound, t_bound = max(terms, key=lambda kv: kv[1])
@@ -310,6 +334,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         "compute_s": t_compute,
         **{f"{k}_miss_s": t for k, t in t_mem.items()},
         "page_walks": walks,
+        "stlb_lookups": lookups,
         "tlb_s": t_tlb,
         "launch_s": t_launch,
         "bound": bound,

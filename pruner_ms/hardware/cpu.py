@@ -49,7 +49,7 @@ L3_PLAUSIBLE_FACTOR = 4.0
 _FAMILY_FIELDS = (
     "simd_bits", "simd_bits_per_fma_unit", "fma_units", "fma_latency_cycles", "vector_registers", "load_ports",
     "frequency_ghz", "cache_line_bytes", "l1_bytes_per_cycle", "l2_bytes_per_cycle", "l3_bytes_per_cycle",
-    "parallel_launch_us", "reorder_buffer_uops", "stlb_entries", "page_walk_cycles",
+    "parallel_launch_us", "reorder_buffer_uops", "stlb_entries", "page_walk_cycles", "dtlb_entries", "stlb_hit_cycles",
 )
 
 
@@ -84,6 +84,8 @@ class CPUSpec:
     reorder_buffer_uops: int  # the out-of-order window: independent work the core overlaps
     stlb_entries: int  # second-level data TLB entries (pages whose translation stays cached)
     page_walk_cycles: float  # throughput cost of one second-level TLB miss
+    dtlb_entries: int  # first-level data TLB entries (4 KiB pages)
+    stlb_hit_cycles: float  # cost of a first-level DTLB miss that hits the second-level TLB
     #: L3 bandwidth of all ``cores`` together when it is less than ``l3_bytes_per_cycle`` x cores
     #: (measured: :mod:`pruner_ms.hardware.calibration`); None: per-core figure x cores
     l3_gb_per_s: float | None = None
