@@ -44,7 +44,9 @@ STORE_FORWARD_CYCLES = 4
 # of its parallel loop runs with no DTLB misses on 64-72 entries; 0.5 priced it as missing) and the
 # records it was fitted on (Spearman against measurement, scripts/analyzer_on_records.py: the suite
 # GEMV's default records on Zen 3 +0.46 at 0.5, +0.35 at 0.75, +0.27 at 1.0, +0.10 with no DTLB
-# term; PrunerSearch's records +0.43 to +0.47 for all). Not a per-machine figure.
+# term; PrunerSearch's records +0.43 to +0.47 for all). Not a per-machine figure. Against it, on Intel
+# (docs/results/suite_cpu_issue10_s11): PrunerSearch's gemm-256x1024x256 records +0.63 with no DTLB
+# term, +0.25-0.37 at any fraction (the GEMV's default records +0.10 -> +0.28): open.
 DTLB_USABLE_FRACTION = 0.75
 # A condition in the body that changes along the innermost loop (inlined zero padding: an
 # ``if_then_else`` around a load) is evaluated every iteration, and a vectorized loop with such a
