@@ -56,6 +56,7 @@ class Access:
     # or consumes (for a write) this buffer: per iteration of those loops the data passes between the
     # two blocks through the cache (a padded tile, an accumulator staged in a local buffer)
     shared_loops: int = 0
+    _ext: np.ndarray | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def elem_stride(self, loop: int) -> int:
         """Stride in elements of the flattened address for one step of ``loop``."""
@@ -67,13 +68,17 @@ class Access:
 
     def _extents(self) -> np.ndarray:
         """``ext[i, d]``: the extent of dimension ``d`` while loops ``i..`` sweep (``i = n``: one
-        iteration of the block), capped by the buffer's shape."""
+        iteration of the block), capped by the buffer's shape. Computed once: the cache and page
+        footprints both read it, and spans do not change after extraction."""
+        if self._ext is not None:
+            return self._ext
         nd, n = self.spans.shape
         suffix = np.zeros((n + 1, nd))
         if n:
             suffix[:n] = np.cumsum(self.spans[:, ::-1], axis=1)[:, ::-1].T
         ext = self.base_extent[None, :] + suffix
-        return np.minimum(ext, np.asarray(self.shape, dtype=np.float64)[None, :]) if nd else ext
+        self._ext = np.minimum(ext, np.asarray(self.shape, dtype=np.float64)[None, :]) if nd else ext
+        return self._ext
 
     def line_footprints(self, line_bytes: int) -> np.ndarray:
         """Cache-line bytes touched while loops ``i..`` sweep their ranges, for every ``i`` in
@@ -99,16 +104,21 @@ class Access:
         if not nd:
             return np.full(self.spans.shape[1] + 1, float(page_bytes))
         ext = self._extents()
-        row_major = np.cumprod((list(self.shape[1:]) + [1])[::-1])[::-1].astype(np.float64) * self.dtype_bytes
-        outer = row_major >= page_bytes  # a prefix: row-major strides fall with the dimension
-        span = ((ext[:, ~outer] - 1.0) * row_major[None, ~outer]).sum(axis=1) + self.dtype_bytes
-        if outer.all():
-            inner_lines = np.ones(len(ext))
-        else:
-            last = ext[:, -1] if not outer[-1] else np.ones(len(ext))
-            inner_lines = np.ceil(last * self.dtype_bytes / line_bytes) * ext[:, ~outer][:, :-1].prod(axis=1)
+        strides, stride = [], float(self.dtype_bytes)
+        for size in reversed(self.shape):
+            strides.append(stride)
+            stride *= size
+        strides.reverse()  # row-major byte strides: they fall with the dimension, so the
+        k = sum(st >= page_bytes for st in strides)  # dimensions of a page or more are a prefix
+        if k == nd:
+            return ext.prod(axis=1) * page_bytes
+        inner = ext[:, k:]
+        span = (inner - 1.0) @ np.asarray(strides[k:]) + self.dtype_bytes
+        inner_lines = np.ceil(inner[:, -1] * self.dtype_bytes / line_bytes)
+        if nd - k > 1:
+            inner_lines *= inner[:, :-1].prod(axis=1)
         per_group = np.minimum(np.maximum(inner_lines, 1.0), np.floor(span / page_bytes) + 1.0)
-        return ext[:, outer].prod(axis=1) * per_group * page_bytes
+        return ext[:, :k].prod(axis=1) * per_group * page_bytes if k else per_group * page_bytes
 
 
 @dataclasses.dataclass
@@ -227,6 +237,16 @@ def _kind(loop: tirx.For) -> str:
     return ("serial", "parallel", "vectorized", "unrolled")[k] if k < 4 else "serial"
 
 
+@functools.lru_cache(maxsize=None)
+def _node_kind(t: type) -> str:
+    """What the walks below do with a node of type ``t``, decided once per type (an ``isinstance``
+    chain through the FFI's class hierarchy for every node was among the analyzer's top costs)."""
+    kinds = (("float_op", _FLOAT_OPS), ("seq", tirx.SeqStmt), ("for", tirx.For), ("block", SBlockRealize),
+             ("store", tirx.BufferStore), ("call", ir.Call), ("value", (tirx.Evaluate, tirx.Cast)),
+             ("if", tirx.IfThenElse), ("select", tirx.Select), ("func", tirx.PrimFunc))
+    return next((kind for kind, classes in kinds if issubclass(t, classes)), "other")
+
+
 def _scan_body(node) -> tuple[int, list[str], list]:
     """One walk of a block body (no FFI visitor in 0.27): its floating-point arithmetic ops, the
     intrinsics it calls, and the conditions of its ``if_then_else`` calls and selects."""
@@ -234,31 +254,32 @@ def _scan_body(node) -> tuple[int, list[str], list]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, _FLOAT_OPS):
+        kind = _node_kind(type(n))
+        if kind == "float_op":
             if str(n.ty).startswith(("float", "bfloat")):
                 ops += 1
             stack += (n.a, n.b)
-        elif isinstance(n, tirx.BufferStore):
+        elif kind == "store":
             stack.append(n.value)
-        elif isinstance(n, tirx.SeqStmt):
+        elif kind == "seq":
             stack += _items(n.seq)
-        elif isinstance(n, ir.Call):
+        elif kind == "call":
             name = str(getattr(n.op, "name", n.op))
             calls.append(name)
             args = _items(n.args)
             if "if_then_else" in name and args:
                 conditions.append(args[0])
             stack += args
-        elif isinstance(n, (tirx.Evaluate, tirx.Cast)):
+        elif kind == "value":
             stack.append(n.value)
-        elif isinstance(n, tirx.IfThenElse):
+        elif kind == "if":
             stack.append(n.then_case)
             if n.else_case is not None:
                 stack.append(n.else_case)
-        elif isinstance(n, tirx.Select):
+        elif kind == "select":
             conditions.append(n.condition)
             stack += (n.true_value, n.false_value)
-        elif hasattr(n, "body") and not isinstance(n, tirx.PrimFunc):
+        elif kind != "func" and hasattr(n, "body"):
             stack.append(n.body)
     return ops, calls, conditions
 
@@ -285,7 +306,7 @@ def _dtype_bytes(dtype) -> int:
 
 
 def _int(x) -> int | None:
-    return int(x.value) if isinstance(x, tirx.IntImm) else None
+    return int(x.value) if type(x) is tirx.IntImm or isinstance(x, tirx.IntImm) else None
 
 
 def extract_nests(func: tirx.PrimFunc) -> list[LeafNest]:
@@ -319,22 +340,26 @@ def _link_producers(nests: list[LeafNest]) -> None:
 
 def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[LeafNest]) -> bool:
     """Append the leaf nests under ``stmt`` to ``out``; return whether any block was found."""
-    if isinstance(stmt, tirx.SeqStmt):
+    kind = _node_kind(type(stmt))
+    if kind == "seq":
         found = False
         for s in _items(stmt.seq):
             found |= _walk(s, loops, loop_vars, bindings, out)
         return found
-    if isinstance(stmt, tirx.For):
+    if kind == "for":
         unroll = loops[-1].auto_unroll if loops else 0
-        ann = stmt.annotations.get("pragma_auto_unroll_max_step") if stmt.annotations else None
-        if ann is not None:
-            unroll = int(ann)
-        stages = stmt.annotations.get("software_pipeline_stage") if stmt.annotations else None
+        annotations, stages = stmt.annotations, None
+        if annotations:
+            ann = annotations.get("pragma_auto_unroll_max_step")
+            if ann is not None:
+                unroll = int(ann)
+            stages = annotations.get("software_pipeline_stage")
+        var = stmt.loop_var
         loop = Loop(_int(stmt.extent) or 1, _kind(stmt), unroll,
                     max(int(x) for x in _items(stages)) + 1 if stages is not None and _size(stages) else 0,
-                    stmt.loop_var.__chandle__())
-        return _walk(stmt.body, loops + [loop], loop_vars + [stmt.loop_var], bindings, out)
-    if isinstance(stmt, SBlockRealize):
+                    var.__chandle__())
+        return _walk(stmt.body, loops + [loop], loop_vars + [var], bindings, out)
+    if kind == "block":
         block = stmt.block
         inner = bindings + list(zip((iv.var for iv in _items(block.iter_vars)), _items(stmt.iter_values)))
         children: list[LeafNest] = []
@@ -343,7 +368,7 @@ def _walk(stmt, loops: list[Loop], loop_vars: list, bindings: list, out: list[Le
         else:
             out.append(_leaf(block, loops, loop_vars, inner))
         return True
-    if isinstance(stmt, tirx.IfThenElse):
+    if kind == "if":
         found = _walk(stmt.then_case, loops, loop_vars, bindings, out)
         if stmt.else_case is not None:
             found |= _walk(stmt.else_case, loops, loop_vars, bindings, out)
@@ -399,7 +424,7 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
         strides = all_strides[row:row + nd]
         row += nd
         if is_write:
-            written.update(j for j in range(n) if spans[:, j].any())
+            written.update(np.flatnonzero(spans.any(axis=0)).tolist())
         accesses.append(
             Access(
                 buffer=str(buf.name),
@@ -421,7 +446,7 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
         if len(vals) == 4 and vals[0] < len(writes) and vals[1] == len(writes[vals[0]].shape) - 2:
             writes[vals[0]].row_align = (vals[2], vals[3])
     guard_spans = all_spans[len(all_spans) - len(guards):] if guards else np.zeros((0, n))
-    guarded = [bool(guard_spans[:, j].any()) for j in range(n)]
+    guarded = guard_spans.any(axis=0).tolist()
     root = all_loops[0] if all_loops else None
     return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls, root,
                     guarded, len(guards) // 2)
