@@ -58,13 +58,17 @@ class Access:
     shared_loops: int = 0
     _ext: np.ndarray | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
+    def _row_major(self) -> list[int]:
+        """Elements between consecutive indices of each dimension in the row-major layout."""
+        out, mult = [], 1
+        for size in reversed(self.shape):
+            out.append(mult)
+            mult *= size
+        return out[::-1]
+
     def elem_stride(self, loop: int) -> int:
         """Stride in elements of the flattened address for one step of ``loop``."""
-        mult, total = 1, 0
-        for d in range(len(self.shape) - 1, -1, -1):
-            total += int(self.strides[d, loop]) * mult
-            mult *= self.shape[d]
-        return total
+        return sum(int(self.strides[d, loop]) * m for d, m in enumerate(self._row_major()))
 
     def _extents(self) -> np.ndarray:
         """``ext[i, d]``: the extent of dimension ``d`` while loops ``i..`` sweep (``i = n``: one
@@ -104,21 +108,15 @@ class Access:
         if not nd:
             return np.full(self.spans.shape[1] + 1, float(page_bytes))
         ext = self._extents()
-        strides, stride = [], float(self.dtype_bytes)
-        for size in reversed(self.shape):
-            strides.append(stride)
-            stride *= size
-        strides.reverse()  # row-major byte strides: they fall with the dimension, so the
-        k = sum(st >= page_bytes for st in strides)  # dimensions of a page or more are a prefix
+        strides = [m * self.dtype_bytes for m in self._row_major()]  # bytes; they fall with the
+        k = sum(st >= page_bytes for st in strides)  # dimension, so those of a page or more are a prefix
         if k == nd:
             return ext.prod(axis=1) * page_bytes
         inner = ext[:, k:]
-        span = (inner - 1.0) @ np.asarray(strides[k:]) + self.dtype_bytes
-        inner_lines = np.ceil(inner[:, -1] * self.dtype_bytes / line_bytes)
-        if nd - k > 1:
-            inner_lines *= inner[:, :-1].prod(axis=1)
+        span = (inner - 1.0) @ np.asarray(strides[k:], dtype=np.float64) + self.dtype_bytes
+        inner_lines = np.ceil(inner[:, -1] * self.dtype_bytes / line_bytes) * inner[:, :-1].prod(axis=1)
         per_group = np.minimum(np.maximum(inner_lines, 1.0), np.floor(span / page_bytes) + 1.0)
-        return ext[:, :k].prod(axis=1) * per_group * page_bytes if k else per_group * page_bytes
+        return ext[:, :k].prod(axis=1) * per_group * page_bytes
 
 
 @dataclasses.dataclass
@@ -306,7 +304,7 @@ def _dtype_bytes(dtype) -> int:
 
 
 def _int(x) -> int | None:
-    return int(x.value) if type(x) is tirx.IntImm or isinstance(x, tirx.IntImm) else None
+    return int(x.value) if isinstance(x, tirx.IntImm) else None
 
 
 def extract_nests(func: tirx.PrimFunc) -> list[LeafNest]:
