@@ -12,6 +12,7 @@ and a search's records are not a uniform sample of the space (MetaSchedule's def
 warm-up is close to one; PrunerSearch's records lean to the analyzer's own picks).
 
     python scripts/analyzer_on_records.py runs/suite/work/*/*/* --out analyzer_on_records.json
+    python scripts/analyzer_on_records.py runs/suite/work/*/*/* --pool   # also one ranking per workload
 
 A work_dir path ``.../<workload>/<strategy>/<seed>`` (as ``pruner-ms bench`` lays them out) is
 grouped by workload and strategy in the table; any other path is its own group.
@@ -31,15 +32,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def score_work_dir(work_dir: str, *, top: int) -> list[dict]:
     """One row per workload of ``work_dir``: the analyzer against the recorded latencies."""
-    import numpy as np
     from tvm.s_tir import Schedule
 
     from pruner_ms.analysis import analyzer_for_target
-    from pruner_ms.cost_model.train import pairwise_accuracy
     from pruner_ms.integration.database import workload_name
     from pruner_ms.integration.measured_latency import record_seconds
     from pruner_ms.integration.resume import open_database, workload_key
-    from pruner_ms.strategy.trust import spearman
 
     database = open_database(work_dir, repair_tail=False)
     rows, analyzers = [], {}
@@ -71,13 +69,25 @@ def score_work_dir(work_dir: str, *, top: int) -> list[dict]:
             latencies.append(seconds)
         row = {"work_dir": work_dir, "workload": workload_name(records[0].workload.mod), "records": len(records),
                "scored": len(latencies), "replay_failures": replay_failures, "analyzer_failures": analyzer_failures}
-        if len(latencies) >= 2:
-            e, t = np.array(estimates), np.array(latencies)
-            order = np.argsort(e, kind="mergesort")
-            row.update(spearman=spearman(e, t), pairwise_accuracy=pairwise_accuracy(-e, 1.0 / t),
-                       top_best_ratio=float(t[order[:top]].min() / t.min()), best_ms=float(t.min() * 1e3))
+        row.update(ranking_metrics(estimates, latencies, top=top), estimates=estimates, latencies=latencies)
         rows.append(row)
     return rows
+
+
+def ranking_metrics(estimates, latencies, *, top: int) -> dict:
+    """The analyzer's ``estimates`` against measured ``latencies`` (seconds): Spearman, pairwise
+    accuracy, best latency of the analyzer's top ``top`` over the best; empty under two programs."""
+    import numpy as np
+
+    from pruner_ms.cost_model.train import pairwise_accuracy
+    from pruner_ms.strategy.trust import spearman
+
+    if len(latencies) < 2:
+        return {}
+    e, t = np.array(estimates), np.array(latencies)
+    order = np.argsort(e, kind="mergesort")
+    return {"spearman": spearman(e, t), "pairwise_accuracy": pairwise_accuracy(-e, 1.0 / t),
+            "top_best_ratio": float(t[order[:top]].min() / t.min()), "best_ms": float(t.min() * 1e3)}
 
 
 def group_of(work_dir: str) -> tuple[str, str]:
@@ -92,6 +102,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("work_dirs", nargs="+", help="MetaSchedule work_dirs (database_workload.json + database_tuning_record.json)")
     p.add_argument("--top", type=int, default=8, help="size of the analyzer's top set (default 8)")
+    p.add_argument("--pool", action="store_true",
+                   help="also rank each workload's records of all work_dirs together (the analyzer's top among "
+                        "every program the runs measured)")
     p.add_argument("--out", default=None, help="JSON file for the rows")
     a = p.parse_args(argv)
     missing = [w for w in a.work_dirs if not os.path.isdir(w)]
@@ -113,12 +126,30 @@ def main(argv=None) -> int:
         print(f"| {workload} | {strategy} | {len(group)} | {sum(r['scored'] for r in group)} | "
               f"{med(r['spearman'] for r in group):+.2f} ({per}) | "
               f"{med(r['pairwise_accuracy'] for r in group):.2f} | {med(r['top_best_ratio'] for r in group):.2f} |")
+    if a.pool:
+        pooled = collections.defaultdict(lambda: ([], [], set()))
+        for row in rows:
+            workload, strategy = group_of(row["work_dir"])
+            estimates, latencies, strategies = pooled[workload if strategy else row["workload"]]
+            estimates += row["estimates"]
+            latencies += row["latencies"]
+            strategies.add(strategy or row["work_dir"])
+        print(f"\nPooled: every record of a workload in one ranking (all strategies and runs given)\n")
+        print(f"| workload | records of | programs scored | Spearman | pairwise accuracy | "
+              f"best of analyzer's top {a.top} / best |")
+        print("|---|---|---|---|---|---|")
+        for workload, (estimates, latencies, strategies) in sorted(pooled.items()):
+            m = ranking_metrics(estimates, latencies, top=a.top)
+            if m:
+                print(f"| {workload} | {', '.join(sorted(strategies))} | {len(latencies)} | {m['spearman']:+.2f} | "
+                      f"{m['pairwise_accuracy']:.2f} | {m['top_best_ratio']:.2f} |")
     failures = sum(r["replay_failures"] + r["analyzer_failures"] for r in rows)
     if failures:
         print(f"\n{failures} records left out (replay or analyzer failures; see stderr)")
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:
-            json.dump({"argv": sys.argv, "top": a.top, "rows": rows}, f, indent=1)
+            kept = [{k: v for k, v in row.items() if k not in ("estimates", "latencies")} for row in rows]
+            json.dump({"argv": sys.argv, "top": a.top, "rows": kept}, f, indent=1)
     return 0
 
 

@@ -73,18 +73,22 @@ OOO_WINDOW_SHARE = 0.25
 # backwards (Spearman -0.10 on the programs of docs/results/analyzer_report, seed 1).
 GATHER_CYCLES_PER_LANE = 1.0
 # ... unless the gathered lanes do not change in a loop that stays a loop: LLVM's LICM then hoists
-# the lane loads and inserts out of it, and inside it each use is a vector register, as far as the
-# hoisted vectors fit in the register file (the others are gathered in every iteration). A
-# 128-batch dense layer accumulating in a local buffer inside a 64-iteration loop over batch rows,
-# 12 gathers of 32 lanes unrolled inside it (24 zmm registers), has no lane insert in that loop
-# (1.45 ms, the fastest program seen; 14.5 ms when the analyzer counted a gather per iteration,
-# which ranked the fastest programs of the space last); with 24 gathers of 32 lanes (48 registers)
-# every iteration gathers (13.3 ms); with 16 (32 registers) about a fifth of the lanes stay inside
-# (tests/test_analyzer.py). Unrolled copies count one gather each: LLVM merged the copies' identical
-# gathers in some programs (16-32 lanes, few copies) and not in others (48-64 lanes, or hundreds of
-# copies: 9-40 ms), and counting the merge ranked the dense layers' slow programs first
-# (:func:`_gather_share`).
-HOIST_RESERVED_REGISTERS = 4  # accumulators, a broadcast operand and a spare, besides hoisted gathers
+# the lane loads and inserts out of it, and inside it each use is a vector register or, past the
+# register file, a reload from the stack (one vector load). LICM hoists about 400 gathered lanes out
+# of one loop, whatever the vector width and the register count; the lanes beyond stay inside it and
+# gather in every iteration. Compiled with TVM 0.27's LLVM (a 128-batch dense layer, 768 x 768
+# weights gathered along 16 or 32 lanes, 2-32 reduction steps unrolled inside a 16-iteration loop
+# over batch rows, tests/test_analyzer.py), for AVX2 (`znver3`, 16 ymm) and AVX-512 (`znver4`, 32
+# zmm) alike: up to 384 lanes all hoisted (8-48 vector registers' worth), 512 lanes 78 % hoisted,
+# 768 lanes 52 %, 1024 lanes 39 % (about 400 each time). The former rule, hoisted vectors limited to
+# the free registers, priced the fastest program of the suite's dense-128x768x768 (256 lanes hoisted,
+# 32 ymm: spilled, reloaded; 1.95 ms) as gathering in 91 % of its iterations, rank 301 of the 768
+# programs the twelfth session measured. Measured on Intel (`rocketlake`): 12 gathers of 32 lanes
+# hoisted (1.45 ms), 24 (768 lanes) 13.3 ms, 16 (512 lanes) a fifth of the lanes inside.
+# Unrolled copies count one gather each: LLVM merged the copies' identical gathers in some programs
+# (16-32 lanes, few copies) and not in others (48-64 lanes, or hundreds of copies: 9-40 ms), and
+# counting the merge ranked the dense layers' slow programs first (:func:`_gather_share`).
+HOIST_MAX_LANES = 400
 
 
 def _unrolled_loops(loops) -> list[bool]:
@@ -108,14 +112,13 @@ def _unrolled_loops(loops) -> list[bool]:
     return out
 
 
-def _gather_share(access, loops, unrolled: list[bool], last: int, *, vector_regs: int,
-                  free_registers: int) -> float:
-    """The share of the iterations of loops ``0..last`` in which a gathered access really gathers.
-    Going outwards from loop ``last``, a loop that stays a loop and does not move the access has the
-    gather hoisted out of it, as far as the hoisted vectors (``vector_regs`` per gather) fit in
-    ``free_registers`` (the rest are gathered in every iteration); hoisting ends at the first loop
-    that stays a loop and moves the access, one that keeps part of the gathers, or a parallel loop
-    (each task gathers for itself). Each unrolled copy gathers."""
+def _gather_share(access, loops, unrolled: list[bool], last: int, *, lanes: int) -> float:
+    """The share of the iterations of loops ``0..last`` in which a gathered access (``lanes`` lanes)
+    really gathers. Going outwards from loop ``last``, a loop that stays a loop and does not move the
+    access has the gather hoisted out of it, as far as :data:`HOIST_MAX_LANES` reaches (the rest are
+    gathered in every iteration); hoisting ends at the first loop that stays a loop and moves the
+    access, one that keeps part of the gathers, or a parallel loop (each task gathers for itself).
+    Each unrolled copy gathers."""
     outer_iters = float(math.prod(l.extent for l in loops[:last + 1]))
     if outer_iters <= 1:
         return 1.0
@@ -123,8 +126,8 @@ def _gather_share(access, loops, unrolled: list[bool], last: int, *, vector_regs
     for j in range(last, -1, -1):
         rolled = not unrolled[j] and loops[j].kind != "parallel"
         if rolled and hoisting and not access.spans[:, j].any():
-            # the vectors that fit are gathered once for all of this loop's iterations, the rest in each
-            fit = min(1.0, free_registers / (gathers * vector_regs))
+            # the lanes LICM hoists are gathered once for all of this loop's iterations, the rest in each
+            fit = min(1.0, HOIST_MAX_LANES / (gathers * lanes))
             gathers *= fit + (1.0 - fit) * loops[j].extent
             hoisting = fit >= 1.0
         else:
@@ -202,7 +205,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     # a register or a vector reload where the gather was hoisted) and the inserts/extracts of the
     # gathered ones (see GATHER_CYCLES_PER_LANE)
     unrolled = _unrolled_loops(loops) if any(gathered) else []
-    rules = {"vector_regs": vec_regs, "free_registers": spec.vector_registers - HOIST_RESERVED_REGISTERS}
+    rules = {"lanes": v}
     # per vector iteration: the loops around the vectorized one
     share = [_gather_share(a, loops, unrolled, n - 2, **rules) if g else 0.0 for a, g in zip(accesses, gathered)]
 
