@@ -349,6 +349,36 @@ def test_an_index_node_the_analyzer_cannot_read_is_logged_once(analyzer):
     assert len([m for m in seen if "BitwiseAnd nodes are read as 0" in m]) == 1, seen
 
 
+@pytest.mark.parametrize("mcpu", ["znver3", "znver4"])  # AVX2 (8 fp32 lanes), AVX-512 (16)
+def test_a_vector_wider_than_a_register_and_not_a_power_of_two_is_split_lane_by_lane(mcpu):
+    """What :func:`pruner_ms.analysis.cpu_model._split_by_legalization` stands on, read from the
+    compiled code (nothing runs): a 4 x 24 register tile of a GEMM has lane inserts and shuffles and
+    tens of times the stack traffic of a 4 x 16 or 4 x 32 one, on both ISAs (measured on Zen 3: 3-17x
+    slower than the analyzer's former estimate, docs/results/suite_cpu_issue10_s13); the analyzer
+    prices it so."""
+    import re
+
+    import tvm
+
+    from pruner_ms.hardware import load_cpu_spec
+
+    if not tvm.target.codegen.llvm_get_system_triple().startswith(("x86_64", "amd64")):
+        pytest.skip("the instruction counts read x86 assembly")
+    analyzer = SymbolicAnalyzer(load_cpu_spec(mcpu, cores=2))
+    target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu, "num-cores": 2})
+    est, stack, shuffles = {}, {}, {}
+    for lanes in (16, 24, 32):
+        _, sch = tiled(m=192, tile_i=4, tile_j=lanes, tile_k=64, n=768, k=768)
+        est[lanes] = analyzer.analyze(sch.mod).seconds
+        asm = tvm.compile(sch.mod, target=target).mod.inspect_source("asm")
+        body = asm[asm.index("main_compute_:"):]
+        stack[lanes] = len(re.findall(r"\(%rsp\)", body))
+        shuffles[lanes] = len(re.findall(r"vinsertps|vinsert[fi](?:128|32x4|64x4)|vpermps|vshufps|vblendps|vextract", body))
+    assert shuffles[16] == shuffles[32] == 0 and shuffles[24] > 0, shuffles
+    assert stack[24] > 5 * max(stack[16], stack[32]), stack
+    assert est[24] > 1.3 * max(est[16], est[32]), est
+
+
 def _dense_gathered_schedule(*, unrolled_k: int, lanes: int = 32):
     """A 128-batch dense layer (weights 768 x 768) whose weight rows fill the ``lanes`` vector lanes (a
     gather), ``unrolled_k`` steps of the reduction unrolled inside a 16-iteration loop over batch rows

@@ -91,6 +91,25 @@ GATHER_CYCLES_PER_LANE = 1.0
 HOIST_MAX_LANES = 400
 
 
+# A vectorized loop wider than one register whose lane count is not a power of two (12, 24 or 48 fp32
+# lanes on AVX2, 20-56 on AVX-512; even multiples of the register width) is split by LLVM's type
+# legalization with lane inserts and shuffles, and in a reduction nest its accumulators spill to the
+# stack: a register-tiled GEMM measured 3-17x the analyzer's estimate with such widths against
+# 1.6-2.5x with 8, 16 or 32 lanes, whose compiled loops have no inserts and no stack traffic
+# (AMD Zen 3, docs/results/suite_cpu_issue10_s13/vector_width_probe.py; the same code shapes compiled
+# for AVX-512). Such a nest's vector accesses are priced lane by lane, as gathers. Narrower than one
+# register (5-7 lanes on AVX2, 6-14 on AVX-512) LLVM shuffles but does not spill: not priced. On the
+# recorded programs (scripts/analyzer_on_records.py --pool, thirteenth session): the 1x1 conv2d's
+# Spearman +0.59 -> +0.64, the Zen 4 dataset's 28x28 conv2d top 8 / best 1.30 -> 1.00 (Spearman +0.63
+# -> +0.61), the stride-1 depthwise conv +0.70 -> +0.68, the rest unchanged. Element-wise nests (a
+# padding copy of 58 lanes) are left out: priced so, the depthwise conv's top 8 lost its best (2.64).
+
+
+def _split_by_legalization(v: int, reg_lanes: int) -> bool:
+    """Whether LLVM splits a ``v``-lane vector lane by lane: wider than a register, not a power of two."""
+    return v > reg_lanes and v & (v - 1) != 0
+
+
 def _unrolled_loops(loops) -> list[bool]:
     """Which loops are fully unrolled in the compiled code: those TVM's ``UnrollLoop`` pass unrolls
     (kind ``unrolled``, or a serial loop whose steps, its extent times those of the unrolled loops
@@ -197,7 +216,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         v = min(loops[-1].extent, reg_lanes)  # LLVM's loop vectorizer takes a contiguous element-wise loop
     vec_regs = math.ceil(v / reg_lanes)
     lanes = v / vec_regs
-    gathered = [s > 1 and v > 1 for s in inner_strides]
+    lane_wise = bool(any(reduction)) and _split_by_legalization(v, reg_lanes)
+    gathered = [v > 1 and (s > 1 or (lane_wise and s > 0)) for s in inner_strides]
     contiguous = not any(gathered)
     guard_inner = bool(n and nest.guarded and nest.guarded[-1])
     unit_ops = math.ceil(lanes / unit_lanes)
