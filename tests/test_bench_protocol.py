@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
+
+import pruner_ms
 
 from pruner_ms.bench.compare import ProtocolError, compare, run_one
 
@@ -67,6 +73,9 @@ def test_bench_invocations_merge(tmp_path, capsys):
     assert sorted((r["strategy"], r["seed"]) for r in result["runs"]) == [
         ("default", 0), ("default", 1), ("pruner", 0), ("pruner", 1)]
     assert result["seeds"] == [0, 1] and len(result["invocations"]) == 2
+    here = os.path.dirname(os.path.abspath(pruner_ms.__file__))
+    assert all(i["code"]["path"] == here for i in result["invocations"])
+    assert f"Code: pruner_ms {pruner_ms.__version__} from {here}" in (out / "suite.md").read_text()
     assert len(result["summaries"]["remeasured"]["gemm-64x64x64 vs default"]["seeds"]) == 2
     assert "come from more than one invocation" in (out / "suite.md").read_text()
     # the same invocation again runs nothing
@@ -77,6 +86,37 @@ def test_bench_invocations_merge(tmp_path, capsys):
     # another budget does not merge
     code, _, err = _cli(capsys, *base, "--seeds", "2", "--trials", "16")
     assert code == 2 and "trials: 8 there, 16 now" in err
+
+
+def _git(cwd, *args) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_recorded_code_is_the_tree_python_imported(tmp_path):
+    """A before/after pair runs two trees; the working directory, not PYTHONPATH, decides which one
+    ``python -m`` imports, so a suite records the package it really ran (path, commit, dirty)."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(pruner_ms.__file__)))
+    tree = tmp_path / "tree"
+    shutil.copytree(os.path.join(repo, "pruner_ms"), tree / "pruner_ms",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(os.path.join(repo, "configs"), tree / "configs")
+    _git(tree, "init", "-q")
+    _git(tree, "add", "-A")
+    _git(tree, "commit", "-qm", "tree")
+    probe = "import json; from pruner_ms.bench.provenance import code_provenance; print(json.dumps(code_provenance()))"
+
+    def provenance() -> dict:
+        out = subprocess.run([sys.executable, "-c", probe], cwd=tree, env={**os.environ, "PYTHONPATH": repo},
+                             check=True, capture_output=True, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    code = provenance()
+    assert code["path"] == str(tree / "pruner_ms") and code["commit"] == _git(tree, "rev-parse", "HEAD")
+    assert code["dirty"] is False and code["pruner_ms"] == pruner_ms.__version__
+    with open(tree / "pruner_ms" / "analysis" / "cpu_model.py", "a", encoding="utf-8") as f:
+        f.write("\n# an uncommitted change\n")
+    assert provenance()["dirty"] is True
 
 
 def test_bench_workloads_must_be_in_the_suite(tmp_path, capsys):

@@ -129,8 +129,11 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
     from ..integration.cuda import TENSOR_CORE_SPACE, check_runner, tensor_core_space
     from ..integration.runners import make_runner
     from .compare import MIXED_WARNING, compare, load_for_merge, mixed_invocations, run_key, summarize_views
+    from .provenance import code_provenance, describe_provenance
     from .workloads import workload_from_spec
 
+    code = code_provenance()
+    log(f"running {describe_provenance(code)}")
     target = suite_target(suite)
     local = isinstance(runner, str) and runner == "local"
     if remeasure_passes > 0 and (str(target.kind.name) != "llvm" or not local):
@@ -178,7 +181,7 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
         log(f"warning: {MIXED_WARNING.format(workload=wl)}")
     invocation = {"strategies": strategies, "seeds": seeds, "workloads": [w.name for w in selected],
                   "remeasure_passes": remeasure_passes, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                  "seconds": time.time() - start}
+                  "seconds": time.time() - start, "code": code}
     result = {"suite": suite.get("name"), "target": str(target),
               "strategies": list(dict.fromkeys(previous.get("strategies", []) + list(strategies))),
               "seeds": sorted(set(previous.get("seeds", [])) | set(seeds)),
@@ -206,10 +209,13 @@ def format_suite(result: dict) -> str:
     With re-measured latencies (``summaries["remeasured"]``) the final bests and speed-ups come from
     them, and the header says so; otherwise from the latencies measured while tuning. Each row also
     shows the wall time per measured trial and the first batch's best (tuning-time), medians over
-    seeds, and for PrunerSearch variants the mean of each number of their per-round profile.
+    seeds, and for PrunerSearch variants the mean of each number of their per-round profile. A
+    ``Code:`` line names the package each invocation imported (:func:`~.provenance.code_provenance`),
+    or warns when the invocations ran different code.
     """
     from .compare import (MIXED_WARNING, first_batch_best, format_profile, mixed_invocations, profile_means,
                           seconds_per_trial)
+    from .provenance import describe_provenance
 
     runs, summaries = result["runs"], result["summaries"]
     remeasured = "remeasured" in summaries
@@ -222,6 +228,10 @@ def format_suite(result: dict) -> str:
     lines = [(f"# Suite `{result['suite']}`: {', '.join(result['strategies'])}; seeds {result['seeds']}; "
               f"{result['trials']} trials per workload ({result['trials_per_iter']} per round)"), "",
              f"Latencies: {view}. Wall s/trial and first-batch best are tuning-time, medians over seeds.", ""]
+    codes = list(dict.fromkeys(describe_provenance(i.get("code")) for i in result.get("invocations", [])))
+    if codes:
+        lines += [f"Code: {codes[0]}." if len(codes) == 1 else
+                  "Warning: the invocations ran different code: " + "; ".join(codes) + ".", ""]
     if runs:
         bases = sorted({r["strategy"] for r in runs if not r["strategy"].startswith("pruner")})
         head = ["workload", "strategy", "final best (ms), median of seeds", "GFLOP/s", "wall s/trial",
