@@ -18,8 +18,10 @@ def analyzer(host_spec):
     return SymbolicAnalyzer(load_cpu_spec("znver4", cores=2))
 
 
-def tiled(m=256, tile_i=8, tile_j=32, tile_k=64, *, vectorize=True, parallel=True, n=None, k=None):
-    """C = A @ B with a register tile tile_i x tile_j (j innermost) and a k tile."""
+def tiled(m=256, tile_i=8, tile_j=32, tile_k=64, *, vectorize=True, parallel=True, n=None, k=None,
+          unroll_rows=False):
+    """C = A @ B with a register tile tile_i x tile_j (j innermost, its tile_i rows explicitly unrolled
+    with ``unroll_rows``) and a k tile."""
     wl = gemm(m, n or m, k or m)
     sch = Schedule(wl.func)
     c = sch.get_sblock("C")
@@ -32,6 +34,8 @@ def tiled(m=256, tile_i=8, tile_j=32, tile_k=64, *, vectorize=True, parallel=Tru
         sch.parallel(sch.fuse(i0, j0))
     if vectorize:
         sch.vectorize(j1)
+    if unroll_rows:
+        sch.unroll(i1)
     sch.decompose_reduction(c, k0)
     return wl, sch
 
@@ -377,6 +381,33 @@ def test_a_vector_wider_than_a_register_and_not_a_power_of_two_is_split_lane_by_
     assert shuffles[16] == shuffles[32] == 0 and shuffles[24] > 0, shuffles
     assert stack[24] > 5 * max(stack[16], stack[32]), stack
     assert est[24] > 1.3 * max(est[16], est[32]), est
+
+
+def test_an_explicitly_unrolled_register_tile_stays_in_registers_while_it_fits():
+    """Read from the compiled AVX-512 code (nothing runs; 32 zmm): a 24-row x 16-lane register tile
+    whose rows are explicitly unrolled holds its 24 accumulators without spilling, a 32-row one
+    spills. The analyzer counts the first register resident although its rows are more than LLVM
+    unrolls by itself, and not the second (docs/results/suite_cpu_issue10_s14)."""
+    import re
+
+    import tvm
+
+    from pruner_ms.hardware import load_cpu_spec
+
+    if not tvm.target.codegen.llvm_get_system_triple().startswith(("x86_64", "amd64")):
+        pytest.skip("the stack accesses read x86 assembly")
+    analyzer = SymbolicAnalyzer(load_cpu_spec("znver4", cores=2))
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver4", "num-cores": 2})
+    resident, stack, est = {}, {}, {}
+    for rows in (16, 24, 32):
+        _, sch = tiled(m=192, tile_i=rows, tile_j=16, tile_k=64, n=768, k=768, unroll_rows=True)
+        estimate = analyzer.analyze(sch.mod)
+        resident[rows], est[rows] = estimate.nests[1].symbols["register_resident"], estimate.seconds
+        asm = tvm.compile(sch.mod, target=target).mod.inspect_source("asm")
+        stack[rows] = len(re.findall(r"\(%rsp\)", asm[asm.index("main_compute_:"):]))
+    assert stack[24] <= stack[16] < stack[32], stack
+    assert resident == {16: True, 24: True, 32: False}, resident
+    assert est[24] < 1.2 * est[16] < est[32], est
 
 
 def _dense_gathered_schedule(*, unrolled_k: int, lanes: int = 32):

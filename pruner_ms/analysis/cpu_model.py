@@ -256,8 +256,13 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         inner = list(range(r + 1, n))
         inner_iters = float(math.prod(loops[j].extent for j in inner))
         chains = inner_iters / v * vec_regs  # independent vector accumulators
-        unroll_limit = max(loops[r].auto_unroll, LLVM_FULL_UNROLL_ITERS)
-        resident = bool(inner) and inner_iters / v <= unroll_limit and chains + 2 <= spec.vector_registers
+        # the accumulators stay in registers where every loop inside the reduction is unrolled (the
+        # same rule as for gathers: an explicitly unrolled 24-row tile is, whatever its length) and
+        # they fit: AVX-512 holds 24-30 accumulators of 24-30 unrolled rows without a spill, 32 spill
+        # (compiled code, docs/results/suite_cpu_issue10_s14/register_spill_probe.md)
+        unrolled = unrolled or _unrolled_loops(loops)
+        resident = (bool(inner) and all(unrolled[j] for j in inner if not (j == n - 1 and v > 1))
+                    and chains + 2 <= spec.vector_registers)
         steps = iters / inner_iters
         # one accumulator is carried through the reduction loops around the micro-kernel: a chain of
         # `chain` dependent steps; the out-of-order window overlaps as many such chains (of other
