@@ -1,8 +1,8 @@
 """MetaSchedule's search-strategy contract, checked the way TVM tests its own strategies.
 
 A ``TuneContext`` with a ``ScheduleFn`` space, a mutator that resamples every decision, MetaSchedule's
-``RandomModel`` and a ``MemoryDatabase``; the test plays the task scheduler (hand out a batch, commit
-its records, report the results), so no program is built or run.
+``RandomModel`` and a ``MemoryDatabase``; the test plays the task scheduler (hand out a batch, report
+its results, commit its records, in MetaSchedule's order), so no program is built or run.
 """
 from __future__ import annotations
 
@@ -79,12 +79,14 @@ def _play(context, database, *, max_trials: int, per_iter: int, latency=lambda i
             on_round()
         results = []
         for cand in cands:
-            secs = [latency(count)]
+            results.append(RunnerResult([latency(count)], None))
             count += 1
-            database.commit_tuning_record(ms.database.TuningRecord(cand.sch.trace, workload, secs, context.target,
-                                                                   cand.args_info))
-            results.append(RunnerResult(secs, None))
+        # MetaSchedule's order (TaskSchedulerNode::JoinRunningTask): the strategy hears the results
+        # first, then the measure callbacks commit them to the database
         strategy.notify_runner_results(cands, results)
+        for cand, result in zip(cands, results):
+            database.commit_tuning_record(ms.database.TuningRecord(cand.sch.trace, workload, result.run_secs,
+                                                                   context.target, cand.args_info))
         batches.append(cands)
         assert len(batches) < 100, "the strategy never stopped"
     strategy.post_tuning()
@@ -110,6 +112,27 @@ def test_no_program_the_database_holds_is_handed_out_valid_or_failed(target):
     handed = [_key(c.sch) for b in second for c in b]
     assert handed and not held & set(handed)
     assert len(set(handed)) == len(handed)
+
+
+def test_the_batch_just_measured_is_the_next_rounds_measured_best(target):
+    """Each batch is faster than the last, so the best measured programs at round k are batch k-1's.
+    MetaSchedule reports a batch's results before its callbacks commit it to the database: a
+    strategy that reads its measured best from the database there lags a batch behind (round 1
+    without any measured parent for its local search)."""
+    strategy = PrunerSearch(**SMALL)  # held: its Python side is read
+    context = _context(target, _tile_gemm, seed=4, strategy=strategy)
+    tops, profiles = [], []
+
+    def on_round():
+        tops.append({c.key for c in strategy._inst.measured_top})
+        profiles.append(dict(strategy._inst.last_round_profile))
+
+    batches = _play(context, ms.database.MemoryDatabase(), max_trials=32, per_iter=8, on_round=on_round,
+                    latency=lambda i: 1e-3 / (1 + i))
+    assert len(batches) == 4
+    for k in range(1, 4):
+        assert tops[k] and tops[k] <= {_key(c.sch) for c in batches[k - 1]}, k
+    assert all(p["picks_local"] > 0 for p in profiles[1:]), [p["picks_local"] for p in profiles]
 
 
 def test_a_space_without_decisions_is_measured_once(target):

@@ -300,7 +300,6 @@ class PrunerSearch(PySearchStrategy):
         self._draft_executor = ThreadPoolExecutor(1, thread_name_prefix="pruner-draft") if self.overlap_draft else None
         self._pending_draft: tuple[Future, RoundProfile] | None = None
         self._background_profile: dict | None = None
-        self.workload = database.commit_workload(self.context.mod) if database is not None else None
         in_database = self._load_all_measured()
         self.seeds = self._load_seeds()
         self.trials_sent = in_database if self.resume else 0
@@ -369,10 +368,17 @@ class PrunerSearch(PySearchStrategy):
         self.batches_measured += 1
         self.valid_measured += sum(1 for r in results if r.error_msg is None and r.run_secs)
         if len(self._last_picks) == len(results):
-            self.trust.add(self._analyzer_scores(self._last_picks), [result_seconds(r) for r in results], self._last_sources)
+            seconds = [result_seconds(r) for r in results]
+            self.trust.add(self._analyzer_scores(self._last_picks), seconds, self._last_sources)
+            # the measured best from the results themselves: MetaSchedule's task scheduler calls this
+            # before its measure callbacks commit the batch to the database, so the database does not
+            # hold these programs yet (read here, the next round's local search and verify population
+            # missed the batch just measured, and round 1 had no measured parents at all)
+            self._add_measured(zip(seconds, self._last_picks))
+        else:
+            logger.warning("PrunerSearch: %d results reported for a batch of %d programs handed out; they are left "
+                           "out of the analyzer's trust and of the measured best", len(results), len(self._last_picks))
         self._last_picks = []
-        if self.database is not None:
-            self.measured_top = self._load_measured()
 
     def clone(self):
         return PrunerSearch(**self._params)
@@ -381,8 +387,8 @@ class PrunerSearch(PySearchStrategy):
     def _load_all_measured(self) -> int:
         """Mark every program of this workload in the database as measured, failed ones included
         (a record whose trace no longer applies is skipped), and keep the best valid ones as
-        ``measured_top`` (see :meth:`_load_measured`); return how many records there are."""
-        self.measured_top = []
+        ``measured_top`` (see :meth:`_add_measured`); return how many records there are."""
+        self.measured_top, self._measured_best = [], []
         if self.database is None:
             return 0
         from ..integration.measured_latency import record_seconds
@@ -397,9 +403,16 @@ class PrunerSearch(PySearchStrategy):
                 seconds = record_seconds(rec)
                 if math.isfinite(seconds):
                     valid.append((seconds, cand))
-        valid.sort(key=lambda sc: sc[0])
-        self.measured_top = [c for _, c in valid[: self._measured_top_size()]]
+        self._add_measured(valid)
         return len(records)
+
+    def _add_measured(self, measured) -> None:
+        """Merge ``(seconds, candidate)`` pairs into ``measured_top``, the best valid programs measured
+        (``init_measured_ratio * population_size`` of them, fastest first)."""
+        best = self._measured_best + [(sec, c) for sec, c in measured if math.isfinite(sec)]
+        best.sort(key=lambda sc: sc[0])
+        self._measured_best = best[: self._measured_top_size()]
+        self.measured_top = [c for _, c in self._measured_best]
 
     def _load_seeds(self) -> list[Candidate]:
         """This workload's programs in ``seed_database``, best first, replayed; measured ones dropped."""
@@ -414,18 +427,6 @@ class PrunerSearch(PySearchStrategy):
 
     def _measured_top_size(self) -> int:
         return max(1, int(self.init_measured_ratio * self.population_size))
-
-    def _load_measured(self) -> list[Candidate]:
-        """The database's best ``init_measured_ratio * population_size`` valid programs, replayed."""
-        if self.workload is None:
-            return []
-        out = []
-        for rec in self.database.get_top_k(self.workload, self._measured_top_size()):
-            cand = self.population.replay(rec.trace)
-            if cand is not None:
-                self.measured.add(cand.key)
-                out.append(cand)
-        return out
 
     @property
     def trust_level(self) -> float:
