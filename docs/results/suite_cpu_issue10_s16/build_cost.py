@@ -1,0 +1,60 @@
+#!/usr/bin/env python
+"""How much CPU time building a run's measured programs takes, by the unroll step MetaSchedule sampled.
+
+Every record of each work dir given is replayed (with its postprocessing) and compiled with
+``tvm.compile`` for this machine's target; the process CPU time of each build is grouped by the
+``meta_schedule.unroll_explicit`` decision (0, 16, 64, 512). Prints per work dir
+``{unroll step: (programs, median s, total s)}`` and the total, and writes every row
+(unroll step, build CPU s, mean measured s) to ``<this script>.json``. CPU time, not wall time, so
+another process on the machine changes it little.
+
+    python docs/results/suite_cpu_issue10_s16/build_cost.py WORK_DIR [WORK_DIR ...]
+"""
+import collections
+import json
+import statistics
+import sys
+import time
+
+import tvm
+from tvm.s_tir import Schedule
+from tvm.s_tir import meta_schedule as ms
+
+import pruner_ms
+
+
+def unroll_step(trace):
+    """The unroll step the trace's categorical decision picked (None if it has none)."""
+    for inst in trace.insts:
+        if inst.kind.name == "SampleCategorical":
+            return [int(x) for x in inst.attrs[0]][int(trace.decisions[inst])]
+    return None
+
+
+def main(work_dirs):
+    target = tvm.target.Target(pruner_ms.host_cpu_spec().target())
+    out = {}
+    for wd in work_dirs:
+        db = ms.database.JSONDatabase(path_workload=f"{wd}/database_workload.json",
+                                      path_tuning_record=f"{wd}/database_tuning_record.json")
+        rows = []
+        for rec in db.get_all_tuning_records():
+            sch = Schedule(rec.workload.mod)
+            rec.trace.apply_to_schedule(sch, remove_postproc=False)
+            start = time.process_time()
+            tvm.compile(sch.mod, target=target)
+            cpu = time.process_time() - start
+            measured = statistics.mean(float(x) for x in rec.run_secs) if rec.run_secs else None
+            rows.append((unroll_step(rec.trace), cpu, measured))
+        groups = collections.defaultdict(list)
+        for step, cpu, _ in rows:
+            groups[step].append(cpu)
+        summary = {step: (len(v), round(statistics.median(v), 3), round(sum(v), 1))
+                   for step, v in sorted(groups.items(), key=lambda kv: -1 if kv[0] is None else kv[0])}
+        print(wd, summary, "total", round(sum(cpu for _, cpu, _ in rows), 1))
+        out[wd] = rows
+    json.dump(out, open(sys.argv[0] + ".json", "w"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
