@@ -46,8 +46,21 @@ def innermost_fma_loop(asm: str) -> str:
     return min(loops, key=len)
 
 
-def main():
+def run_and_read(wl, sch, target):
+    """Build ``sch`` for ``target``, check it against the workload's reference, and return its
+    median time (seconds) and the assembly of its innermost FMA loop."""
     import numpy as np
+    import tvm
+
+    ex = tvm.compile(sch.mod, target=target)
+    args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
+    out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
+    sec = ex.mod.time_evaluator("main", tvm.cpu(), number=5, repeat=3, min_repeat_ms=30)(*args, out).median
+    np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
+    return sec, innermost_fma_loop(ex.mod.inspect_source("asm"))
+
+
+def main():
     import tvm
 
     from pruner_ms.analysis import SymbolicAnalyzer
@@ -62,12 +75,7 @@ def main():
                         (1, 48), (2, 48)]:
         wl, sch = schedule(rows, lanes)
         est = analyzer.analyze(sch.mod).seconds
-        ex = tvm.compile(sch.mod, target=target)
-        args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
-        out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
-        sec = ex.mod.time_evaluator("main", tvm.cpu(), number=5, repeat=3, min_repeat_ms=30)(*args, out).median
-        np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
-        loop = innermost_fma_loop(ex.mod.inspect_source("asm"))
+        sec, loop = run_and_read(wl, sch, target)
         fmas = len(re.findall(r"vfmadd", loop))
         lane_ops = len(re.findall(r"vinsertps|vinsert[fi](?:128|32x4|64x4)|vpermps|vshufps|vblendps|vextract", loop))
         stack = len(re.findall(r"\(%rsp\)", loop))

@@ -18,11 +18,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "suite_cpu_issue10_s13"))
 
-from vector_width_probe import innermost_fma_loop, schedule  # noqa: E402
+from vector_width_probe import run_and_read, schedule  # noqa: E402
 
 
 def main():
-    import numpy as np
     import tvm
 
     from pruner_ms.analysis import SymbolicAnalyzer
@@ -32,9 +31,6 @@ def main():
     analyzer, target = SymbolicAnalyzer(spec), tvm.target.Target(spec.target())
     reg = spec.simd_bits // 32
     print(f"{spec.name}, {spec.simd_bits}-bit vectors ({reg} fp32 lanes)\n")
-    print("| rows x lanes | measured ms | analyzer ms | measured / analyzer | FMAs | lane inserts, shuffles | "
-          "masked ops | stack accesses |")
-    print("|---|---|---|---|---|---|---|---|")
     widths = [(4, reg), (8, reg), (4, reg // 2), (8, reg // 2), (4, reg - 2), (8, reg - 2), (4, reg // 2 - 1),
               (8, reg // 2 - 1)]
     # one GEMM for every width: N a multiple of every lane count (no guarded tail), near 768
@@ -47,12 +43,7 @@ def main():
     for rows, lanes in widths:
         wl, sch = schedule(rows, lanes, n=n)
         est = analyzer.analyze(sch.mod).seconds
-        ex = tvm.compile(sch.mod, target=target)
-        args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
-        out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
-        sec = ex.mod.time_evaluator("main", tvm.cpu(), number=5, repeat=3, min_repeat_ms=30)(*args, out).median
-        np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
-        loop = innermost_fma_loop(ex.mod.inspect_source("asm"))
+        sec, loop = run_and_read(wl, sch, target)
         fmas = len(re.findall(r"vfmadd", loop))
         lane_ops = len(re.findall(r"vinsertps|vinsert[fi](?:128|32x4|64x4)|vpermps|vpermt2ps|vshufps|vblendps|"
                                   r"vextract|vmovlhps|vunpck", loop))
