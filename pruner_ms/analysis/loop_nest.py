@@ -14,7 +14,7 @@ import logging
 import operator
 
 import numpy as np
-from tvm import ir, tirx
+from tvm import ir, sym, tirx
 from tvm.s_tir import SBlockRealize
 from tvm_ffi import _ffi_api as _ffi
 
@@ -285,9 +285,9 @@ def _scan_body(node) -> tuple[int, list[str], list]:
 _COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 
 
-def _comparison_operands(conditions: list) -> list:
-    """The operands of every comparison in ``conditions`` (split at and / or / not)."""
-    operands, todo = [], list(conditions)
+def _comparisons(conditions: list) -> list:
+    """Every comparison in ``conditions`` (split at and / or / not)."""
+    found, todo = [], list(conditions)
     while todo:
         e = todo.pop()
         if isinstance(e, (tirx.And, tirx.Or)):
@@ -295,8 +295,39 @@ def _comparison_operands(conditions: list) -> list:
         elif isinstance(e, tirx.Not):
             todo.append(e.a)
         elif isinstance(e, _COMPARES):
-            operands += (e.a, e.b)
-    return operands
+            found.append(e)
+    return found
+
+
+def _same_outcome(compare, lo: float, hi: float) -> bool:
+    """Whether ``compare`` (a - b against 0) has one outcome for every difference in ``[lo, hi]``."""
+    if isinstance(compare, (tirx.LT, tirx.GE)):
+        return hi < 0 or lo >= 0
+    if isinstance(compare, (tirx.LE, tirx.GT)):
+        return hi <= 0 or lo > 0
+    return lo == hi or lo > 0 or hi < 0  # EQ, NE
+
+
+def _decided_over_loops(all_loops: list[Loop], all_vars: list, bindings: list):
+    """A predicate: whether a comparison has the same outcome at every iteration of the loops, from
+    the integer bounds of its two sides' difference (TVM's ``const_int_bound``, each loop variable in
+    ``[0, extent)``, the block bindings substituted; sides that share a variable are bounded apart, so
+    a comparison may stay undecided, never wrongly decided). TVM's lowering folds a decided comparison
+    away: an ``if_then_else`` of zero padding where the padding is 0 (a 1x1 conv2d's
+    ``0 <= y + ry < 56``, its padding block inlined) compiles to a plain load; priced as four compares
+    per element (GUARD_FMA_SLOTS_PER_COMPARE) those programs were estimated 10x too slow (12.1 ms for
+    one measured at 1.37 ms, docs/results/suite_cpu_issue10_s16)."""
+    analyzer = sym.Analyzer()
+    for var, loop in zip(all_vars, all_loops):
+        analyzer.bind(var, ir.Range.from_min_extent(0, loop.extent))
+    for var, value in bindings:
+        analyzer.bind(var, value)
+
+    def decided(e) -> bool:
+        bound = analyzer.const_int_bound(e.a - e.b)
+        return _same_outcome(e, bound.min_value, bound.max_value)
+
+    return decided
 
 
 def _dtype_bytes(dtype) -> int:
@@ -400,8 +431,10 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
     ranges = [_items(region.region) for _, region in regions]
     outs = [program(r.min) for rs in ranges for r in rs]
     ops, calls, conditions = _scan_body(block.body)
-    guards = _comparison_operands(conditions)
-    outs += [program(g) for g in guards]  # conditions are index expressions too: which loops move them
+    compares = _comparisons(conditions)
+    n_index = len(outs)
+    # conditions are index expressions too: which loops move them
+    outs += [program(side) for c in compares for side in (c.a, c.b)]
 
     # spans and unit strides of every index of every access, for all loops at once
     all_spans = np.zeros((len(outs), n))
@@ -443,8 +476,26 @@ def _leaf(block, all_loops: list[Loop], all_vars: list, bindings: list) -> LeafN
         vals = [int(x) for x in _items(entry)]
         if len(vals) == 4 and vals[0] < len(writes) and vals[1] == len(writes[vals[0]].shape) - 2:
             writes[vals[0]].row_align = (vals[2], vals[3])
-    guard_spans = all_spans[len(all_spans) - len(guards):] if guards else np.zeros((0, n))
+    # a guard is a comparison whose outcome changes over the loops. The sample points bound its two
+    # sides' difference (exactly where it is affine in the loop variables: each loop's extreme points
+    # added up); where that bound leaves one outcome, the integer bounds must confirm it
+    # (:func:`_decided_over_loops`), so a non-affine index never drops a guard on the samples' word
+    guard_rows, decided = [], None
+    for i, c in enumerate(compares):
+        rows = [n_index + 2 * i, n_index + 2 * i + 1]
+        if outs and columns:
+            diff = mat[rows[0]] - mat[rows[1]]
+            base = diff[0]  # every loop at 0
+            lo = base + float(np.minimum(np.minimum.reduceat(diff, starts) - base, 0).sum())
+            hi = base + float(np.maximum(np.maximum.reduceat(diff, starts) - base, 0).sum())
+            if not _same_outcome(c, lo, hi):
+                guard_rows += rows
+                continue
+        decided = decided or _decided_over_loops(all_loops, all_vars, bindings)
+        if not decided(c):
+            guard_rows += rows
+    guard_spans = all_spans[guard_rows] if guard_rows else np.zeros((0, n))
     guarded = guard_spans.any(axis=0).tolist()
     root = all_loops[0] if all_loops else None
     return LeafNest(str(block.name_hint), loops, accesses, ops, [j not in written for j in range(n)], calls, root,
-                    guarded, len(guards) // 2)
+                    guarded, len(guard_rows) // 2)
