@@ -5,22 +5,24 @@ Every record of each work dir given is replayed (with its postprocessing) and co
 ``tvm.compile`` for this machine's target; the process CPU time of each build is grouped by the
 ``meta_schedule.unroll_explicit`` decision (0, 16, 64, 512). Prints per work dir
 ``{unroll step: (programs, median s, total s)}`` and the total, and writes every row
-(unroll step, build CPU s, mean measured s) to ``<this script>.json``. CPU time, not wall time, so
+(unroll step, build CPU s, measured s or null for a failed program) to ``<this script>.json``. CPU time, not wall time, so
 another process on the machine changes it little.
 
     python docs/results/suite_cpu_issue10_s16/build_cost.py WORK_DIR [WORK_DIR ...]
 """
 import collections
 import json
+import math
 import statistics
 import sys
 import time
 
 import tvm
 from tvm.s_tir import Schedule
-from tvm.s_tir import meta_schedule as ms
 
 import pruner_ms
+from pruner_ms.integration.measured_latency import record_seconds
+from pruner_ms.integration.resume import open_database
 
 
 def unroll_step(trace):
@@ -35,17 +37,15 @@ def main(work_dirs):
     target = tvm.target.Target(pruner_ms.host_cpu_spec().target())
     out = {}
     for wd in work_dirs:
-        db = ms.database.JSONDatabase(path_workload=f"{wd}/database_workload.json",
-                                      path_tuning_record=f"{wd}/database_tuning_record.json")
         rows = []
-        for rec in db.get_all_tuning_records():
+        for rec in open_database(wd, repair_tail=False).get_all_tuning_records():
             sch = Schedule(rec.workload.mod)
             rec.trace.apply_to_schedule(sch, remove_postproc=False)
             start = time.process_time()
             tvm.compile(sch.mod, target=target)
             cpu = time.process_time() - start
-            measured = statistics.mean(float(x) for x in rec.run_secs) if rec.run_secs else None
-            rows.append((unroll_step(rec.trace), cpu, measured))
+            measured = record_seconds(rec)
+            rows.append((unroll_step(rec.trace), cpu, measured if math.isfinite(measured) else None))
         groups = collections.defaultdict(list)
         for step, cpu, _ in rows:
             groups[step].append(cpu)
