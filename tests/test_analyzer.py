@@ -151,21 +151,28 @@ def _conv_schedule(*, inline_pad: bool, rows: int = 14, columns: int = 14, kerne
     return wl, sch
 
 
+def _padding_kept_and_inlined(analyzer, target, host_spec, *, kernel: int) -> tuple[dict, dict, dict]:
+    """:func:`_conv_schedule` with its padding kept (False) and inlined (True), on a tile that fits the
+    machine's vector registers (14 x 14 with 32 registers of 16 floats, 7 x 7 with 16 of 8): the
+    analyzer's estimate, the measured seconds and the conv body's guard FMA slots of each."""
+    tile = {"rows": 14 if host_spec.vector_registers >= 32 else 7, "columns": 14 if host_spec.lanes(4) >= 16 else 7}
+    secs, measured, guard_slots = {}, {}, {}
+    for inline in (False, True):
+        wl, sch = _conv_schedule(inline_pad=inline, kernel=kernel, **tile)
+        est = analyzer.analyze(sch.mod)
+        guard_slots[inline] = [n for n in est.nests if n.name == "conv_update"][0].symbols["guard_fma_slots"]
+        secs[inline] = est.seconds
+        measured[inline] = _measure(wl, sch, target, number=5)
+    return secs, measured, guard_slots
+
+
 def test_inlined_padding_under_a_vectorized_loop_costs(analyzer, target, host_spec):
     """The analyzer must see what the machine shows: a guard evaluated per vector costs FMA slots.
 
-    The tile fits the machine's vector registers (14 x 14 with 32 registers of 16 floats, 7 x 7 with 16
-    of 8): on AMD Zen 3 (tenth session) the 14 x 14 tile spills, and both versions take 8-10 ms, the
-    guard hidden behind the spills (7 x 7: 2.3 vs 14 ms)."""
-    tile = {"rows": 14 if host_spec.vector_registers >= 32 else 7, "columns": 14 if host_spec.lanes(4) >= 16 else 7}
-    secs, measured = {}, {}
-    for inline in (False, True):
-        wl, sch = _conv_schedule(inline_pad=inline, **tile)
-        est = analyzer.analyze(sch.mod)
-        update = [n for n in est.nests if n.name == "conv_update"][0]
-        assert (update.symbols["guard_fma_slots"] > 0) is inline
-        secs[inline] = est.seconds
-        measured[inline] = _measure(wl, sch, target, number=5)
+    On AMD Zen 3 (tenth session) a 14 x 14 tile spills, and both versions take 8-10 ms, the guard
+    hidden behind the spills (7 x 7: 2.3 vs 14 ms), hence the tile that fits the registers."""
+    secs, measured, guard_slots = _padding_kept_and_inlined(analyzer, target, host_spec, kernel=3)
+    assert guard_slots[False] == 0 and guard_slots[True] > 0, guard_slots
     assert measured[True] > 1.5 * measured[False], measured  # the machine: the inlined guard costs
     assert secs[True] > 1.5 * secs[False], secs  # the analyzer agrees
 
@@ -241,15 +248,8 @@ def test_a_padding_condition_that_always_holds_costs_nothing(analyzer, target, h
     lowering folds it away, so it is no guard. Priced as one (four compares of four FMA slots each per
     element), 1x1 conv2ds with their padding inlined were estimated 10x too slow (one measured at 1.37 ms
     was estimated at 12.1 ms, ranked 512th of 768: docs/results/suite_cpu_issue10_s16)."""
-    tile = {"rows": 14 if host_spec.vector_registers >= 32 else 7, "columns": 14 if host_spec.lanes(4) >= 16 else 7}
-    secs, measured = {}, {}
-    for inline in (False, True):
-        wl, sch = _conv_schedule(inline_pad=inline, kernel=1, **tile)
-        est = analyzer.analyze(sch.mod)
-        update = [n for n in est.nests if n.name == "conv_update"][0]
-        assert update.symbols["guard_fma_slots"] == 0
-        secs[inline] = est.seconds
-        measured[inline] = _measure(wl, sch, target, number=5)
+    secs, measured, guard_slots = _padding_kept_and_inlined(analyzer, target, host_spec, kernel=1)
+    assert guard_slots == {False: 0, True: 0}, guard_slots
     assert measured[True] < 1.5 * measured[False], measured  # the machine: the inlined condition is free
     assert secs[True] < 1.5 * secs[False], secs  # the analyzer agrees
 
