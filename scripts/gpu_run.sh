@@ -10,7 +10,7 @@
 # sets PYTHONPATH, checks `import tvm, xgboost`, tvm.cuda(0).exist, nvcc and a C++ compiler, then runs
 # python -m pruner_ms.bench.gpu, which writes OUT/gpu_bench.json after every run (OUT/gpu_run.log: the log).
 # Options of run: --small, --budget S (seconds for the whole call, default 330), --size, --strategies,
-# --seeds, --trials (passed to the benchmark); --synthetic SPEC rehearses the whole run without a GPU
+# --seeds, --trials, --workloads (passed to the benchmark); --synthetic SPEC rehearses the whole run without a GPU
 # (SYNTHETIC latencies; for checking the set-up here). Also: `unpack` (unpack and import only; no GPU
 # needed), `check` (unpack, then the GPU checks, no benchmark). Environment: PYTHON (default python3),
 # PRUNER_MS_BUNDLE (default .gpu_bundle), PRUNER_MS_STAGE (default /tmp/pruner_ms_bundle), PRUNER_MS_SITE.
@@ -88,7 +88,7 @@ case "$CMD" in
         --out) OUT_DIR=$2; shift ;;
         --small) ARGS+=(--size small) ;;
         --budget) BUDGET=$2; shift ;;
-        --strategies|--seeds|--trials|--size) ARGS+=("$1" "$2"); shift ;;
+        --strategies|--seeds|--trials|--size|--workloads) ARGS+=("$1" "$2"); shift ;;
         --synthetic) ARGS+=(--synthetic "$2"); MODE=synthetic; shift ;;
         *) die "run: unknown option $1 (see --help)" ;;
       esac

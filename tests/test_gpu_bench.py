@@ -2,9 +2,11 @@
 rank correlation, the dataset written from a result, a run stopped early, and a --synthetic rehearsal."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +78,32 @@ def test_extract_dataset_reads_back(tmp_path):
         extract_dataset(str(result), str(tmp_path / "ds2"))
 
 
+H200_RESULT = Path(__file__).resolve().parents[1] / "docs" / "results" / "gpu" / "gpu_bench.json"
+
+
+@pytest.mark.slow
+def test_h200_measurements_replay_and_the_gpu_analyzer_ranks_them(tmp_path):
+    """The first real tensor-core measurements (one H200, fp16 GEMM 4096^3, 96 programs, committed
+    under docs/results/gpu/) replay from the dataset written from them, in a process that has not
+    registered CUDA's tensor intrinsics, and the GPU analyzer still ranks them as it did there
+    (Spearman 0.92; its top 8 hold the best program)."""
+    from pruner_ms.analysis import SymbolicAnalyzer
+    from pruner_ms.bench.dataset import load_records
+    from pruner_ms.bench.gpu import extract_dataset
+    from pruner_ms.hardware import load_gpu_spec
+    from pruner_ms.strategy.trust import spearman
+
+    extract_dataset(str(H200_RESULT), str(tmp_path / "ds"))
+    data = load_records(tmp_path / "ds")["gemm-fp16-4096x4096x4096"]
+    lat = list(data.latencies)
+    assert len(lat) == 96 and all(math.isfinite(x) and x > 0 for x in lat)
+    analyzer = SymbolicAnalyzer(load_gpu_spec("h200"))
+    est = [analyzer.analyze(c.sch.mod).seconds for c in data.candidates]
+    assert spearman(est, lat) >= 0.85
+    top8 = sorted(range(len(est)), key=est.__getitem__)[:8]
+    assert min(lat[i] for i in top8) <= 1.05 * min(lat)
+
+
 @pytest.mark.slow
 def test_stop_when_ends_a_run_and_program_log_matches_the_database(tmp_path, gemm64):
     """A real (CPU) tune stopped after its first batch: the run says so, and every measured program
@@ -95,10 +123,16 @@ def test_stop_when_ends_a_run_and_program_log_matches_the_database(tmp_path, gem
     for line, prog in zip(db["records"], log.programs):
         secs = [float(s) for s in json.loads(line)[1][1]]
         assert prog["latency_s"] == pytest.approx(sum(secs) / len(secs))
-    full = run_one(gemm64, "pruner", trials=8, seed=0, trials_per_iter=8, work_dir=str(tmp_path / "wd2"),
-                   progress=False, pruner_kwargs={"population_size": 128, "draft_size": 32},
-                   stop=lambda: False)
-    assert not full["stopped_early"] and full["trials"] == 8
+    # a correctness check that raises (here the workload's reference) is recorded; the tuning data stays
+    def broken_reference(*_):
+        raise ValueError("reference unavailable")
+
+    full = run_one(dataclasses.replace(gemm64, reference=broken_reference), "pruner", trials=8, seed=0,
+                   trials_per_iter=8, work_dir=str(tmp_path / "wd2"), progress=False,
+                   pruner_kwargs={"population_size": 128, "draft_size": 32}, stop=lambda: False)
+    assert not full["stopped_early"] and full["trials"] == 8 and len(full["batches"]) == 1
+    assert full["numpy_ok"] is False and full["error"] == "ValueError: reference unavailable"
+    assert math.isfinite(full["best_seconds"])
 
 
 @pytest.mark.slow

@@ -180,7 +180,22 @@ def _read_json_lines(path: Path) -> list:
     return rows
 
 
-def _load_one(root: Path, name: str, info: dict | None) -> WorkloadRecords:
+def _tensor_intrinsics_of(target_json, rows: list):
+    """The block in which a workload's records replay: the tensor intrinsics of its target (from the
+    manifest, else from the first record) registered, since tensorized traces name them."""
+    import contextlib
+
+    from tvm.target import Target
+
+    from ..integration.workarounds import tensor_intrinsics_for
+
+    if target_json is None:  # a record row is [workload index, [trace, run_secs, target, args_info]]
+        first = rows[0][1] if len(rows[0]) == 2 and isinstance(rows[0][1], list) else []
+        target_json = first[2] if len(first) > 2 and isinstance(first[2], dict) else None
+    return tensor_intrinsics_for(Target(target_json)) if target_json else contextlib.nullcontext()
+
+
+def _load_one(root: Path, name: str, info: dict | None, target_json: dict | None = None) -> WorkloadRecords:
     from tvm.s_tir import meta_schedule as ms
 
     wdir = root / name
@@ -195,17 +210,10 @@ def _load_one(root: Path, name: str, info: dict | None) -> WorkloadRecords:
                            f"{str(err).strip().splitlines()[-1] if str(err).strip() else ''}); "
                            f"regenerate the dataset with `{REGENERATE}`") from None
     candidates, latencies, target = [], [], None
-    for lineno, row in enumerate(_read_json_lines(rec_path), 1):
-        try:
-            wl_index, rec_json = row
-            if not 0 <= int(wl_index) < len(workloads):
-                raise IndexError(f"workload index {wl_index} out of range ({len(workloads)} workloads)")
-            rec = ms.database.TuningRecord.from_json(rec_json, workloads[int(wl_index)])
-            cand = rec.as_measure_candidate()
-        except Exception as err:  # noqa: BLE001
-            msg = str(err).strip().splitlines()[-1] if str(err).strip() else ""
-            raise DatasetError(f"{rec_path}, record {lineno}: cannot replay a MetaSchedule tuning record "
-                               f"({type(err).__name__}: {msg}); regenerate the dataset with `{REGENERATE}`") from None
+    rows = _read_json_lines(rec_path)
+    with _tensor_intrinsics_of(target_json, rows):
+        replayed = [_replay(ms, row, workloads, rec_path, lineno) for lineno, row in enumerate(rows, 1)]
+    for rec, cand in replayed:
         candidates.append(cand)
         latencies.append(record_seconds(rec))
         if target is None and rec.target is not None:
@@ -219,6 +227,20 @@ def _load_one(root: Path, name: str, info: dict | None) -> WorkloadRecords:
     return WorkloadRecords(name=name, mod=workloads[0].mod, candidates=candidates,
                            latencies=np.asarray(latencies, dtype=np.float64), target=target,
                            sources=sources, flops=flops)
+
+
+def _replay(ms, row, workloads: list, rec_path: Path, lineno: int):
+    """One record row as (TuningRecord, MeasureCandidate); a clear error if it does not replay."""
+    try:
+        wl_index, rec_json = row
+        if not 0 <= int(wl_index) < len(workloads):
+            raise IndexError(f"workload index {wl_index} out of range ({len(workloads)} workloads)")
+        rec = ms.database.TuningRecord.from_json(rec_json, workloads[int(wl_index)])
+        return rec, rec.as_measure_candidate()
+    except Exception as err:  # noqa: BLE001
+        msg = str(err).strip().splitlines()[-1] if str(err).strip() else ""
+        raise DatasetError(f"{rec_path}, record {lineno}: cannot replay a MetaSchedule tuning record "
+                           f"({type(err).__name__}: {msg}); regenerate the dataset with `{REGENERATE}`") from None
 
 
 def load_records(root: str | Path | None = None, workloads: Iterable[str] | None = None
@@ -247,7 +269,7 @@ def load_records(root: str | Path | None = None, workloads: Iterable[str] | None
     names = list(workloads) if workloads is not None else list_workloads(path)
     manifest = _manifest(path) or {}
     info = {w["name"]: w for w in manifest.get("workloads", [])}
-    return {name: _load_one(path, name, info.get(name)) for name in names}
+    return {name: _load_one(path, name, info.get(name), manifest.get("target")) for name in names}
 
 
 def split_by_workload(names: Sequence[str], holdout: str | Iterable[str]) -> tuple[list[str], list[str]]:

@@ -394,6 +394,8 @@ def main(argv=None) -> int:
     p.add_argument("--strategies", default="pruner,default")
     p.add_argument("--seeds", default="0")
     p.add_argument("--trials", type=int, default=None, help="override the suite's trial budget")
+    p.add_argument("--workloads", default=None,
+                   help="comma-separated names of the suite's workloads to run (default: all of them)")
     p.add_argument("--budget-s", type=float, default=None,
                    help="wall-clock seconds from the start of the process (see the description); default: none")
     p.add_argument("--out", default="results/gpu_bench.json")
@@ -433,13 +435,20 @@ def main(argv=None) -> int:
     spec = load_gpu_spec(a.synthetic) if synthetic else detect_gpu_spec()
     cores = host_cpu_spec().cores
     target = tvm.target.Target(spec.target(host={"kind": "llvm", "num-cores": cores}))
-    suite = SUITES[a.size]
+    suite = dict(SUITES[a.size])
+    if a.workloads:
+        names = a.workloads.split(",")
+        known = [w[0] for w in suite["workloads"]]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            p.error(f"--workloads: {', '.join(unknown)} not in the {a.size} suite; choose from {', '.join(known)}")
+        suite["workloads"] = [w for w in suite["workloads"] if w[0] in names]
     trials = a.trials or suite["trials"]
     root = tempfile.mkdtemp(prefix="pruner_ms_gpu_")
     # one runner (MetaSchedule's defaults) for every run: same worker, same settings
     shared_runner = None if synthetic else ms.runner.LocalRunner()
     doc = {"meta": {"argv": sys.argv, "gpu": spec.name, "target": plain(target.export()), "cores": cores,
-                    "size": a.size, "trials": trials, "trials_per_iter": suite["trials_per_iter"],
+                    "size": a.size, "workloads": [w[0] for w in suite["workloads"]], "trials": trials, "trials_per_iter": suite["trials_per_iter"],
                     "strategies": strategies, "seeds": seeds, "budget_s": a.budget_s, "complete": False, "skipped": [],
                     "synthetic": synthetic and "SYNTHETIC latencies (--synthetic): a rehearsal, not measurements",
                     "cublas": "torch.matmul fp16 x fp16 -> fp16 (fp32 accumulation in cuBLAS); "

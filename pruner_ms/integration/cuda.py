@@ -44,7 +44,7 @@ from tvm.target import Target
 
 from .workarounds import (
     WMMA_SMEM_WORKAROUND_CONFIG,
-    is_wmma_smem_lowering_bug,
+    compile_with_wmma_workaround,
     normalize_target,
     pack_imports_with_device_binary,
 )
@@ -451,21 +451,13 @@ class _CudaBuilder(PyBuilder):
 
     def _compile(self, mod, target: Target):
         """``tvm.compile`` with the wmma workaround; returns (executable, path, seconds)."""
-        import tvm
         from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
 
         t0 = time.perf_counter()
         mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)  # as MetaSchedule's default_build
-        if self.workaround == "always":
-            with tvm.transform.PassContext(config=self.workaround_config):
-                return tvm.compile(mod, target=target), "workaround", time.perf_counter() - t0
-        try:
-            return tvm.compile(mod, target=target), "default", time.perf_counter() - t0
-        except Exception as err:
-            if self.workaround != "retry" or not is_wmma_smem_lowering_bug(err):
-                raise
-        with tvm.transform.PassContext(config=self.workaround_config):
-            return tvm.compile(mod, target=target), "workaround", time.perf_counter() - t0
+        ex, path = compile_with_wmma_workaround(mod, target, workaround=self.workaround,
+                                                config=self.workaround_config)
+        return ex, path, time.perf_counter() - t0
 
     def _nvcc(self, source: str, target: Target) -> bytes:
         from tvm.support import nvcc

@@ -19,6 +19,7 @@ _EXPORTS = {
     "WarmPoolBuilder": ".builder", "fast_build": ".builder",
     "python_object_of": ".cost_model_access", "shorten_xgb_warmup": ".cost_model_access",
     "WMMA_SMEM_WORKAROUND_CONFIG": ".cuda_binary", "is_wmma_smem_lowering_bug": ".cuda_binary",
+    "compile_with_wmma_workaround": ".cuda_binary",
     "pack_imports_with_device_binary": ".cuda_binary", "replace_cuda_payload": ".cuda_binary",
     "meta_schedule_logging": ".meta_schedule_logging",
     "TargetError": ".targets", "legacy_target_to_dict": ".targets", "normalize_target": ".targets",

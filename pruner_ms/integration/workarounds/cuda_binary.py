@@ -4,7 +4,9 @@
   candidates: ``tvm_access_ptr element type must match the source buffer`` (lower_intrin.cc; a
   dtype clash between the fp16 and fp32 ``shared.dyn`` buffers once they share storage).
   :func:`is_wmma_smem_lowering_bug` recognises it; :data:`WMMA_SMEM_WORKAROUND_CONFIG`
-  (``tirx.merge_static_smem``) is the ``PassContext`` config under which those candidates build.
+  (``tirx.merge_static_smem``) is the ``PassContext`` config under which those candidates build;
+  :func:`compile_with_wmma_workaround` is ``tvm.compile`` with it (the builder's and the benchmark's
+  correctness check's one way to lower a tuned candidate).
 * ``tvm.compile`` no longer runs nvcc: the CUDA module keeps its source (``fmt="cuda"``) and a GPU
   host compiles it when it loads the artifact (NVRTC by default, which needs ``cuda-bindings``
   there). :func:`pack_imports_with_device_binary` is an ``export_library(fpack_imports=...)``
@@ -37,6 +39,37 @@ _WMMA_SMEM_BUG = "tvm_access_ptr element type must match the source buffer"
 def is_wmma_smem_lowering_bug(error: BaseException | str) -> bool:
     """Whether a build error is TVM 0.27's wmma/``shared.dyn`` dtype clash in ``LowerAccessPtr``."""
     return _WMMA_SMEM_BUG in str(error)
+
+
+def compile_with_wmma_workaround(mod, target, *, workaround: str = "retry", config: dict | None = None):
+    """``tvm.compile(mod, target=target)``, under :data:`WMMA_SMEM_WORKAROUND_CONFIG` where needed.
+
+    Parameters
+    ----------
+    workaround : {"retry", "always", "off"}
+        ``"retry"``: compile normally and, on the wmma/``shared.dyn`` lowering error, again under
+        ``config``; ``"always"``: only under it; ``"off"``: never.
+    config : dict, optional
+        The workaround's ``PassContext`` config; default :data:`WMMA_SMEM_WORKAROUND_CONFIG`.
+
+    Returns
+    -------
+    tuple
+        ``(executable, path)``, ``path`` ``"default"`` or ``"workaround"`` (how it compiled).
+    """
+    import tvm
+
+    if workaround not in ("retry", "always", "off"):
+        raise ValueError(f"workaround must be 'retry', 'always' or 'off', not {workaround!r}")
+    config = WMMA_SMEM_WORKAROUND_CONFIG if config is None else config
+    if workaround != "always":
+        try:
+            return tvm.compile(mod, target=target), "default"
+        except Exception as err:
+            if workaround == "off" or not is_wmma_smem_lowering_bug(err):
+                raise
+    with tvm.transform.PassContext(config=config):
+        return tvm.compile(mod, target=target), "workaround"
 
 
 def _read_u64(buf: bytes, pos: int) -> tuple[int, int]:
