@@ -151,6 +151,25 @@ def _conv_schedule(*, inline_pad: bool, rows: int = 14, columns: int = 14, kerne
     return wl, sch
 
 
+def test_rows_that_do_not_start_on_a_cache_line_touch_more_lines():
+    """A 1x1 conv2d's 14 x 14 tile of a 28 x 28 plane reads 14 rows of 56 bytes at a 112-byte pitch:
+    they start 8-byte aligned anywhere in a line, so 1.75 lines each on average (counting 1 made
+    the analyzer's favourite 1x1 conv2d programs look 1.5-2x faster than they ran, s16 section 4);
+    the two halves of a row swept together are one run."""
+    from pruner_ms.analysis.loop_nest import _lines_per_run
+
+    assert _lines_per_run(56, 8, 64) == 1.75 and _lines_per_run(64, 64, 64) == 1.0
+    assert _lines_per_run(1568, 32, 64) == 25.0 and _lines_per_run(32, 32, 64) == 1.0
+    _, sch = _conv_schedule(inline_pad=False, kernel=1)
+    (nest,) = [n for n in extract_nests(sch.mod["main"]) if n.name == "conv_update"]
+    (data,) = [a for a in nest.accesses if a.buffer == "pad"]  # the padded input (padding 0, kept)
+    extents = [loop.extent for loop in nest.loops]  # fused b*f, y0, x0, rc, y1, x1 (unit ry, rx left out)
+    assert extents == [64, 2, 2, 64, 14, 14], extents
+    fp = data.line_footprints(64)
+    assert fp[4] == 14 * 1.75 * 64  # one rc step: 14 rows of 56 bytes
+    assert fp[2] == 64 * 25 * 64  # x0, rc, y1, x1: 64 planes of 14 whole rows, 1568 contiguous bytes each
+
+
 def _padding_kept_and_inlined(analyzer, target, host_spec, *, kernel: int) -> tuple[dict, dict, dict]:
     """:func:`_conv_schedule` with its padding kept (False) and inlined (True), on a tile that fits the
     machine's vector registers (14 x 14 with 32 registers of 16 floats, 7 x 7 with 16 of 8): the

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import math
 import operator
 
 import numpy as np
@@ -36,6 +37,13 @@ class Loop:
     auto_unroll: int  # pragma_auto_unroll_max_step in force at this loop (0 when none)
     pipeline_stages: int = 0  # software_pipeline_stage annotation: number of stages (0 when none)
     uid: int = 0  # identity of the For statement: blocks under the same loop share it
+
+
+def _lines_per_run(run_bytes: float, granule: int, line_bytes: int) -> float:
+    """Cache lines a contiguous run of ``run_bytes`` touches on average when it starts at a uniformly
+    spread multiple of ``granule`` (a divisor of ``line_bytes``) within a line."""
+    starts = np.arange(0, line_bytes, max(1, granule))
+    return float(np.mean(np.floor((starts + run_bytes - 1.0) / line_bytes) + 1.0))
 
 
 @dataclasses.dataclass
@@ -86,16 +94,38 @@ class Access:
 
     def line_footprints(self, line_bytes: int) -> np.ndarray:
         """Cache-line bytes touched while loops ``i..`` sweep their ranges, for every ``i`` in
-        ``0..n`` (``i = n``: one iteration of the block)."""
+        ``0..n`` (``i = n``: one iteration of the block).
+
+        The box the loops sweep is a set of contiguous runs: its last dimension, merged with the
+        dimensions before it while those after them are whole rows (a 28-float row swept whole
+        continues into the next one). A run of ``B`` bytes touches ``ceil(B / line)`` lines if it
+        starts on a line boundary, and up to one more if not: where runs start is decided by the
+        byte strides that move them (the box's other dimensions and the loops outside ``i``), and a
+        run starting at a multiple of ``g`` (their gcd with the line size) touches the lines counted
+        by :func:`_lines_per_run` on average (14 floats at a 112-byte row pitch: 1.75 lines, not 1).
+        Never more than the lines of the box's address span.
+        """
         nd, n = self.spans.shape
+        if not nd:
+            return np.full(n + 1, float(line_bytes))
         ext = self._extents()
-        if nd:
-            elems = ext.prod(axis=1)
-            lines = np.ceil(ext[:, -1] * self.dtype_bytes / line_bytes) * line_bytes * ext[:, :-1].prod(axis=1)
-        else:
-            elems = np.ones(n + 1)
-            lines = np.full(n + 1, float(line_bytes))
-        return np.maximum(lines, elems * self.dtype_bytes)
+        elems = ext.prod(axis=1)
+        size = self.dtype_bytes
+        row_major = self._row_major()
+        loop_strides = [abs(self.elem_stride(j)) * size for j in range(n)]
+        full = ext >= np.asarray(self.shape, dtype=np.float64)[None, :]
+        lines = np.empty(n + 1)
+        for i in range(n + 1):
+            k = nd - 1
+            while k > 0 and full[i, k]:
+                k -= 1
+            run = float(ext[i, k:].prod()) * size
+            moves = [row_major[d] * size for d in range(k) if ext[i, d] > 1] + [s for s in loop_strides[:i] if s]
+            g = functools.reduce(np.gcd, [int(m) for m in moves], line_bytes)
+            span = float((ext[i] - 1.0) @ np.asarray(row_major, dtype=np.float64)) * size + size
+            cap = (math.ceil(span / line_bytes) + 1) * line_bytes
+            lines[i] = min(float(ext[i, :k].prod()) * _lines_per_run(run, g, line_bytes) * line_bytes, cap)
+        return np.maximum(lines, elems * size)
 
     def page_footprints(self, page_bytes: int, line_bytes: int) -> np.ndarray:
         """Bytes of the memory pages touched while loops ``i..`` sweep, for every ``i`` in ``0..n``.
