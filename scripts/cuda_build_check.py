@@ -4,9 +4,13 @@ Samples N candidates from the ``cuda-tensorcore`` design space of an fp16 GEMM (
 fp16 inputs, fp32 or fp16 accumulation) for ``nvidia/nvidia-a100`` (host ``{"kind": "llvm",
 "num-cores": 2}``), builds them with :class:`pruner_ms.integration.cuda.CudaBuilder` (tvm.compile +
 nvcc, fatbin embedded) and prints the success rate without the wmma workaround, with it, and the time
-per build. No GPU needed.
+per build. With ``--pools processes,threads`` the same candidates are built by the builder's worker
+processes and by its in-process threads (lowering under one lock), ``--batches`` times each (the
+first batch of a process pool includes starting its workers), the pool kinds' order alternating
+per batch. No GPU needed.
 
     .venv/bin/python scripts/cuda_build_check.py --n 32 --acc float32,float16
+    .venv/bin/python scripts/cuda_build_check.py --n 16 --acc float32 --modes retry --pools processes,threads --batches 3
 """
 from __future__ import annotations
 
@@ -41,6 +45,9 @@ def main() -> int:
     ap.add_argument("--cores", type=int, default=2, help="host num-cores, also the builder's threads")
     ap.add_argument("--modes", default="retry,always",
                     help="CudaBuilder workaround modes to build the same candidates with (retry, always, off)")
+    ap.add_argument("--pools", default="processes",
+                    help="CudaBuilder pool kinds to build with, comma-separated (processes, threads)")
+    ap.add_argument("--batches", type=int, default=1, help="batches per builder (the same candidates each time)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--population", type=int, default=64)
     ap.add_argument("--out", default=None, help="write the numbers as JSON here")
@@ -63,23 +70,36 @@ def main() -> int:
         print(f"\n== fp16 GEMM {args.size}^3, {acc} accumulation: {len(cands)} candidates sampled in "
               f"{t_sample:.1f} s ({tc} with tensor-core intrinsics)")
         for mode in args.modes.split(","):
-            artifacts = tempfile.mkdtemp(prefix="cuda_build_check_")
-            builder = CudaBuilder(max_workers=args.cores, workaround=mode, artifact_dir=artifacts)
-            t0 = time.perf_counter()
-            results = builder.build([BuilderInput(c.sch.mod, target) for c in cands])
-            wall = time.perf_counter() - t0
-            st = builder.stats
-            d = st.as_dict()
-            print(f"-- workaround={mode}: {st.summary()}")
-            if mode == "retry":
-                print(f"   success rate without the workaround: {st.ok_default}/{st.built} "
-                      f"({st.success_rate_without_workaround:.0%}); with it: {st.ok}/{st.built} ({st.success_rate:.0%})")
-            print(f"   batch wall {wall:.1f} s = {wall / max(len(cands), 1):.2f} s per candidate on "
-                  f"{args.cores} threads")
-            report["results"].append({"acc": acc, "mode": mode, "sample_sec": t_sample, "wall_sec": wall,
-                                      "n_candidates": len(cands), "n_tensorcore": tc,
-                                      "ok_results": sum(r.error_msg is None for r in results), **d})
-            shutil.rmtree(artifacts, ignore_errors=True)
+            pools = args.pools.split(",")
+            builders = {pool: CudaBuilder(max_workers=args.cores, workaround=mode, processes=pool == "processes",
+                                          artifact_dir=tempfile.mkdtemp(prefix="cuda_build_check_"))
+                        for pool in pools}
+            for batch in range(args.batches):
+                for pool in (pools if batch % 2 == 0 else pools[::-1]):
+                    builder = builders[pool]
+                    builder.reset_stats()
+                    t0 = time.perf_counter()
+                    results = builder.build([BuilderInput(c.sch.mod, target) for c in cands])
+                    wall = time.perf_counter() - t0
+                    st = builder.stats
+                    d = st.as_dict()
+                    print(f"-- workaround={mode}, {pool}, batch {batch}: {st.summary()}")
+                    if mode == "retry" and batch == 0:
+                        print(f"   success rate without the workaround: {st.ok_default}/{st.built} "
+                              f"({st.success_rate_without_workaround:.0%}); with it: {st.ok}/{st.built} "
+                              f"({st.success_rate:.0%})")
+                    print(f"   batch wall {wall:.1f} s = {wall / max(len(cands), 1):.2f} s per candidate on "
+                          f"{args.cores} {pool}")
+                    report["results"].append({"acc": acc, "mode": mode, "pool": pool, "batch": batch,
+                                              "sample_sec": t_sample, "wall_sec": wall,
+                                              "n_candidates": len(cands), "n_tensorcore": tc,
+                                              "ok_results": sum(r.error_msg is None for r in results), **d})
+                    for r in results:
+                        if r.artifact_path is not None:
+                            shutil.rmtree(Path(str(r.artifact_path)).parent, ignore_errors=True)
+            for builder in builders.values():
+                builder.shutdown()
+                shutil.rmtree(builder.artifact_dir, ignore_errors=True)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2))
         print(f"\nwrote {args.out}")

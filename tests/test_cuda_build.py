@@ -160,6 +160,41 @@ def test_sampled_tensorcore_candidate_builds_for_sm90(h200, tmp_path):
         assert fatbin_entries(Path(rec.binary_path).read_bytes()) == [("elf", 90, True)]
 
 
+@needs_nvcc
+def test_worker_processes_build_what_threads_build_and_survive_a_timeout(tc_candidates, a100, tmp_path):
+    """The default builds (worker processes, lowering in parallel) give the artifacts the in-process
+    threads give: same build path and CUDA source per candidate, each with its fatbin. A build that
+    passes the time limit is an error result whose directory is gone, batch after batch."""
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+
+    from pruner_ms.integration.cuda import CudaBuilder
+
+    inputs = [BuilderInput(c.sch.mod, a100) for c in tc_candidates]
+    procs = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path))
+    threads = CudaBuilder(max_workers=2, processes=False, artifact_dir=str(tmp_path))
+    try:
+        by_procs, by_threads = procs.build(inputs), threads.build(inputs)
+        assert [r.error_msg for r in by_procs + by_threads] == [None] * (2 * len(inputs))
+        for bi, rp, rt in zip(inputs, by_procs, by_threads):
+            rec_p, rec_t = procs.record(str(rp.artifact_path)), threads.record(str(rt.artifact_path))
+            assert rec_p.mod.same_as(bi.mod) and rec_p.path == rec_t.path
+            assert Path(rec_p.source_path).read_text() == Path(rec_t.source_path).read_text()
+            assert Path(rec_p.binary_path).read_bytes().startswith(FATBIN_MAGIC) and rec_p.binary_bytes > 0
+            assert rec_p.compile_sec > 0 and rec_p.nvcc_sec > 0 and rec_p.total_sec >= rec_p.compile_sec
+        assert (procs.stats.ok, procs.stats.failed) == (len(inputs), 0)
+
+        hasty = CudaBuilder(max_workers=1, timeout_sec=0.05, artifact_dir=str(tmp_path))
+        before = set(tmp_path.iterdir())
+        for batch in (1, 2):  # the killed worker is restarted for the next batch
+            (late,) = hasty.build(inputs[:1])
+            assert late.artifact_path is None and "timeout after 0.05 s" in late.error_msg
+            assert set(tmp_path.iterdir()) == before and hasty.stats.failed == batch
+        hasty.shutdown()
+    finally:
+        procs.shutdown()
+        threads.shutdown()
+
+
 def _check_gpu_host_sees_fatbin(artifact: str, fatbin: bytes) -> None:
     """Load the artifact as a GPU host would (link with g++, ProcessLibraryBin) and check what its
     CUDA loader receives: ``fmt="fatbin"`` and the fatbin, so no NVRTC/nvcc is needed there. Without

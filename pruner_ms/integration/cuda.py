@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import shutil
@@ -44,6 +46,7 @@ from tvm.target import Target
 
 from .workarounds import (
     WMMA_SMEM_WORKAROUND_CONFIG,
+    WarmPopenPool,
     compile_with_wmma_workaround,
     normalize_target,
     pack_imports_with_device_binary,
@@ -187,7 +190,8 @@ class BuildRecord:
     error : str or None
         Why it failed.
     compile_sec, nvcc_sec, export_sec, total_sec : float
-        ``tvm.compile`` (failed attempts included), nvcc, export, and the whole build in its thread.
+        ``tvm.compile`` (failed attempts included), nvcc, export, and the whole build in its worker
+        (process or thread).
     binary_bytes : int
         Size of the fatbin(s).
     source_path, binary_path : str or None
@@ -286,7 +290,7 @@ class BuildStats:
         d = self.as_dict()
         text = (f"{self.ok}/{self.built} built ({d['success_rate']:.0%}; {self.ok_default} without the "
                 f"workaround, {self.ok_workaround} with it), {self.failed} failed; per build "
-                f"{d['sec_per_build']:.2f} s in its thread (compile {d['compile_sec_per_build']:.2f}, nvcc "
+                f"{d['sec_per_build']:.2f} s in its worker (compile {d['compile_sec_per_build']:.2f}, nvcc "
                 f"{d['nvcc_sec_per_build']:.2f}, export {d['export_sec_per_build']:.2f}), "
                 f"{d['wall_sec_per_build']:.2f} s wall")
         for reason, count in self.failures.most_common():
@@ -294,15 +298,94 @@ class BuildStats:
         return text
 
 
+@dataclasses.dataclass(frozen=True)
+class _BuildOptions:
+    """What every build of one :class:`CudaBuilder` shares (sent to its worker processes)."""
+
+    workaround: str
+    workaround_config: dict
+    nvcc: bool
+    nvcc_options: tuple
+    keep_sources: bool
+
+
+def _build_artifact(mod, target: Target, workdir: str, options: _BuildOptions,
+                    tvm_lock: threading.Lock | None = None) -> BuildRecord:
+    """Lower ``mod`` (wmma workaround where needed), compile its CUDA source with nvcc and export the
+    artifact into ``workdir``. Any error becomes the record's ``error``, never an exception; the
+    caller removes ``workdir`` when the record has no ``artifact_path``. ``tvm_lock`` serializes
+    the TVM steps when builds share a process (threads)."""
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+    from tvm.support.tar import tar
+
+    lock = tvm_lock if tvm_lock is not None else contextlib.nullcontext()
+    rec = BuildRecord(mod=mod)
+    t0 = time.perf_counter()
+    try:
+        with lock:
+            mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)  # as MetaSchedule's default_build
+            ex, rec.path = compile_with_wmma_workaround(mod, target, workaround=options.workaround,
+                                                        config=options.workaround_config)
+            rec.compile_sec = time.perf_counter() - t0
+            cuda_mods = ex.mod._collect_from_import_tree(lambda m: m.kind == "cuda")
+            sources = [m.inspect_source() for m in cuda_mods]
+        binaries = {}
+        if options.nvcc and sources:
+            t1 = time.perf_counter()
+            binaries = {src: _nvcc_fatbin(src, target, options.nvcc_options) for src in sources}
+            rec.nvcc_sec = time.perf_counter() - t1
+            rec.binary_bytes = sum(len(b) for b in binaries.values())
+        if options.keep_sources and sources:
+            rec.source_path = os.path.join(workdir, "kernels.cu")
+            with open(rec.source_path, "w") as f:
+                f.write("\n".join(sources))
+            if binaries:
+                rec.binary_path = os.path.join(workdir, "kernels.fatbin")
+                with open(rec.binary_path, "wb") as f:
+                    f.write(b"".join(binaries.values()))
+        t2 = time.perf_counter()
+        artifact = os.path.join(workdir, ARTIFACT_NAME)
+        with lock:
+            fpack = pack_imports_with_device_binary(binaries) if binaries else None
+            ex.mod.export_library(artifact, fcompile=tar, fpack_imports=fpack)
+        rec.export_sec = time.perf_counter() - t2
+        rec.artifact_path = artifact
+    except Exception as err:  # noqa: BLE001  (any build error becomes a BuilderResult error)
+        rec.path, rec.error = "failed", f"CudaBuilder: {type(err).__name__}: {err}"
+        rec.compile_sec = rec.compile_sec or time.perf_counter() - t0
+    rec.total_sec = time.perf_counter() - t0
+    return rec
+
+
+def _build_artifact_in_worker(mod, target: Target, workdir: str, options: _BuildOptions) -> BuildRecord:
+    """:func:`_build_artifact` in a worker process; the record goes back without the module (the
+    parent has it)."""
+    rec = _build_artifact(mod, target, workdir, options)
+    rec.mod = None
+    return rec
+
+
+def _nvcc_fatbin(source: str, target: Target, options: tuple) -> bytes:
+    from tvm.support import nvcc
+
+    # compile_cuda takes the arch from Target.current(), also when there is no GPU.
+    with target:
+        return bytes(nvcc.compile_cuda(source, target_format="fatbin", compiler="nvcc",
+                                       options=list(options) or None))
+
+
 class _CudaBuilder(PyBuilder):
     """Build MetaSchedule candidates for CUDA on a host without a GPU: ``tvm.compile`` + nvcc.
 
-    Builds run in this process on ``max_workers`` threads (no worker start-up, no pickling of
-    modules, no ``import tvm.s_tir.tensor_intrin``: already-tensorized modules do not need it).
-    The TVM steps of each build (lowering, export) hold a lock, because TVM's thread-safety is not
-    documented; nvcc, which takes most of the time, runs in parallel. A lowering or nvcc error
-    becomes a ``BuilderResult`` error, never an exception out of :meth:`build`; a build that takes
-    longer than ``timeout_sec`` is reported as failed (its thread finishes in the background).
+    By default each candidate is built (lowered, compiled with nvcc, exported) in one of
+    ``max_workers`` worker processes that live as long as the builder (TVM's ``PopenPoolExecutor``,
+    recycled every ``recycle_every`` batches, as :class:`~pruner_ms.WarmPoolBuilder`), so lowering,
+    most of a build's time, runs in parallel. With ``processes=False`` builds run on threads of this
+    process instead: no worker start-up and no module transfer, but the TVM steps (lowering,
+    export) hold one lock, because TVM's thread-safety is not documented, and only nvcc runs in
+    parallel (on an H200 host with 16 cores, lowering under that lock took most of each round's
+    ~25 s of builds). A lowering or nvcc error, a crashed worker or a timeout becomes a
+    ``BuilderResult`` error, never an exception out of :meth:`build`.
 
     For each artifact the builder keeps a :class:`BuildRecord` (the scheduled module, the path the
     build took, timings) under its ``artifact_path``: :meth:`record` / :meth:`pop_record` return it,
@@ -315,7 +398,13 @@ class _CudaBuilder(PyBuilder):
     max_workers : int, optional
         Parallel builds; default ``os.cpu_count()``.
     timeout_sec : float
-        Per-build limit, counted from the start of the batch.
+        Build time limit. Worker processes: per candidate, from when a worker starts it (the
+        worker is then killed and restarted); threads: counted from the start of the batch (the
+        thread finishes in the background).
+    processes : bool
+        Build in worker processes (default) or on threads of this process.
+    recycle_every : int
+        Worker processes are re-created every this many batches (long-lived TVM processes grow).
     workaround : {"retry", "always", "off"}
         ``"retry"``: build normally and, on TVM 0.27's wmma/``shared.dyn`` lowering error, again
         under ``workaround_config``; ``"always"``: always under it; ``"off"``: never.
@@ -335,9 +424,10 @@ class _CudaBuilder(PyBuilder):
         Build records kept for :meth:`record`.
     """
 
-    def __init__(self, *, max_workers: int | None = None, timeout_sec: float = 120.0,
-                 workaround: Literal["retry", "always", "off"] = "retry", workaround_config: dict | None = None,
-                 nvcc: bool | None = None, nvcc_options: list[str] | None = None, keep_sources: bool = True,
+    def __init__(self, *, max_workers: int | None = None, timeout_sec: float = 120.0, processes: bool = True,
+                 recycle_every: int = 16, workaround: Literal["retry", "always", "off"] = "retry",
+                 workaround_config: dict | None = None, nvcc: bool | None = None,
+                 nvcc_options: list[str] | None = None, keep_sources: bool = True,
                  artifact_dir: str | None = None, max_records: int = 4096) -> None:
         if workaround not in ("retry", "always", "off"):
             raise ValueError(f"workaround must be 'retry', 'always' or 'off', not {workaround!r}")
@@ -350,6 +440,7 @@ class _CudaBuilder(PyBuilder):
             raise RuntimeError("CudaBuilder(nvcc=True) needs nvcc on PATH; pass nvcc=False to export CUDA source")
         self.max_workers = max_workers or os.cpu_count() or 1
         self.timeout_sec = timeout_sec
+        self.processes = processes
         self.workaround = workaround
         self.workaround_config = dict(workaround_config or WMMA_SMEM_WORKAROUND_CONFIG)
         self.nvcc = nvcc
@@ -358,26 +449,33 @@ class _CudaBuilder(PyBuilder):
         self.artifact_dir = artifact_dir
         self.max_records = max_records
         self.stats = BuildStats()
+        self._options = _BuildOptions(workaround, self.workaround_config, nvcc, tuple(self.nvcc_options),
+                                      keep_sources)
         self._records: collections.OrderedDict[str, BuildRecord] = collections.OrderedDict()
         self._tvm_lock = threading.Lock()
         self._state_lock = threading.Lock()
-        self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="cuda-build")
+        if processes:
+            self._workers = WarmPopenPool(max_workers=self.max_workers, timeout_sec=timeout_sec,
+                                          recycle_every=recycle_every)
+            self._threads = None
+        else:
+            self._workers = None
+            self._threads = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="cuda-build")
 
     # MetaSchedule entry point
     def build(self, build_inputs: list[BuilderInput]) -> list[BuilderResult]:
         start = time.perf_counter()
-        futures = [self._pool.submit(self._build_one, bi.mod, bi.target) for bi in build_inputs]
+        workdirs = [tempfile.mkdtemp(prefix="cuda_build_", dir=self.artifact_dir) for _ in build_inputs]
+        if self._workers is not None:
+            pool = self._workers.for_batch()
+            futures = [pool.submit(_build_artifact_in_worker, bi.mod, bi.target, wd, self._options)
+                       for bi, wd in zip(build_inputs, workdirs)]
+        else:
+            futures = [self._threads.submit(_build_artifact, bi.mod, bi.target, wd, self._options, self._tvm_lock)
+                       for bi, wd in zip(build_inputs, workdirs)]
         results = []
-        for fut, bi in zip(futures, build_inputs):
-            left = self.timeout_sec - (time.perf_counter() - start)
-            try:
-                rec = fut.result(timeout=max(left, 0.0))
-            except concurrent.futures.TimeoutError:
-                rec = BuildRecord(mod=bi.mod, error=f"CudaBuilder: timeout after {self.timeout_sec} s",
-                                  total_sec=self.timeout_sec)
-                fut.add_done_callback(_remove_late_artifact)  # MetaSchedule never sees it, so never removes it
-            except Exception as err:  # noqa: BLE001  (_build_one catches everything; belt and braces)
-                rec = BuildRecord(mod=bi.mod, error=f"CudaBuilder: {type(err).__name__}: {err}")
+        for fut, bi, workdir in zip(futures, build_inputs, workdirs):
+            rec = self._collect(fut, bi.mod, workdir, start)
             with self._state_lock:
                 self.stats.add(rec)
                 if rec.artifact_path is not None:
@@ -391,6 +489,26 @@ class _CudaBuilder(PyBuilder):
         with self._state_lock:
             self.stats.batch_wall_sec += time.perf_counter() - start
         return results
+
+    def _collect(self, fut: concurrent.futures.Future, mod, workdir: str, start: float) -> BuildRecord:
+        """The record of one submitted build; a failed build's directory is removed."""
+        try:
+            if self._workers is not None:
+                rec = fut.result()  # the worker applies the timeout
+                rec.mod = mod
+            else:
+                rec = fut.result(timeout=max(self.timeout_sec - (time.perf_counter() - start), 0.0))
+        except (TimeoutError, concurrent.futures.TimeoutError):
+            rec = BuildRecord(mod=mod, error=f"CudaBuilder: timeout after {self.timeout_sec} s",
+                              total_sec=self.timeout_sec)
+            if self._threads is not None:  # the thread goes on; MetaSchedule never sees its artifact
+                fut.add_done_callback(functools.partial(_remove_late_artifact, workdir=workdir))
+                return rec
+        except Exception as err:  # noqa: BLE001  (a crashed worker; _build_artifact catches the rest)
+            rec = BuildRecord(mod=mod, error=f"CudaBuilder: {type(err).__name__}: {err}")
+        if rec.artifact_path is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return rec
 
     def record(self, artifact_path: str) -> BuildRecord | None:
         """The :class:`BuildRecord` of a built artifact, or ``None`` if unknown (or dropped)."""
@@ -408,75 +526,19 @@ class _CudaBuilder(PyBuilder):
             stats, self.stats = self.stats, BuildStats()
         return stats
 
-    # one candidate, in a pool thread
-    def _build_one(self, mod, target: Target) -> BuildRecord:
-        rec = BuildRecord(mod=mod)
-        t0 = time.perf_counter()
-        workdir = None
-        try:
-            with self._tvm_lock:
-                ex, rec.path, rec.compile_sec = self._compile(mod, target)
-                cuda_mods = ex.mod._collect_from_import_tree(lambda m: m.kind == "cuda")
-                sources = [m.inspect_source() for m in cuda_mods]
-            workdir = tempfile.mkdtemp(prefix="cuda_build_", dir=self.artifact_dir)
-            binaries = {}
-            if self.nvcc and sources:
-                t1 = time.perf_counter()
-                binaries = {src: self._nvcc(src, target) for src in sources}
-                rec.nvcc_sec = time.perf_counter() - t1
-                rec.binary_bytes = sum(len(b) for b in binaries.values())
-            if self.keep_sources and sources:
-                rec.source_path = os.path.join(workdir, "kernels.cu")
-                with open(rec.source_path, "w") as f:
-                    f.write("\n".join(sources))
-                if binaries:
-                    rec.binary_path = os.path.join(workdir, "kernels.fatbin")
-                    with open(rec.binary_path, "wb") as f:
-                        f.write(b"".join(binaries.values()))
-            t2 = time.perf_counter()
-            artifact = os.path.join(workdir, ARTIFACT_NAME)
-            from tvm.support.tar import tar
-
-            with self._tvm_lock:
-                fpack = pack_imports_with_device_binary(binaries) if binaries else None
-                ex.mod.export_library(artifact, fcompile=tar, fpack_imports=fpack)
-            rec.export_sec = time.perf_counter() - t2
-            rec.artifact_path = artifact
-        except Exception as err:  # noqa: BLE001  (any build error becomes a BuilderResult error)
-            rec.path, rec.error = "failed", f"CudaBuilder: {type(err).__name__}: {err}"
-            if workdir is not None:
-                shutil.rmtree(workdir, ignore_errors=True)
-        rec.total_sec = time.perf_counter() - t0
-        return rec
-
-    def _compile(self, mod, target: Target):
-        """``tvm.compile`` with the wmma workaround; returns (executable, path, seconds)."""
-        from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
-
-        t0 = time.perf_counter()
-        mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)  # as MetaSchedule's default_build
-        ex, path = compile_with_wmma_workaround(mod, target, workaround=self.workaround,
-                                                config=self.workaround_config)
-        return ex, path, time.perf_counter() - t0
-
-    def _nvcc(self, source: str, target: Target) -> bytes:
-        from tvm.support import nvcc
-
-        # compile_cuda takes the arch from Target.current(), also when there is no GPU.
-        with target:
-            return bytes(nvcc.compile_cuda(source, target_format="fatbin", compiler="nvcc",
-                                           options=self.nvcc_options or None))
+    def shutdown(self) -> None:
+        """Stop the worker processes (or threads); a later :meth:`build` starts fresh workers."""
+        if getattr(self, "_workers", None) is not None:
+            self._workers.shutdown()
+        if getattr(self, "_threads", None) is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
 
     def __del__(self):
-        pool = getattr(self, "_pool", None)
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        self.shutdown()
 
 
-def _remove_late_artifact(fut: concurrent.futures.Future) -> None:
-    rec = fut.result()
-    if rec.artifact_path is not None:
-        shutil.rmtree(os.path.dirname(rec.artifact_path), ignore_errors=True)
+def _remove_late_artifact(fut: concurrent.futures.Future, *, workdir: str) -> None:
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 #: The MetaSchedule builder (an FFI ``Builder``); see :class:`_CudaBuilder` for the parameters.

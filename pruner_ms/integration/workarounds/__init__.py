@@ -1,6 +1,6 @@
 """Every workaround for a TVM 0.27 rough edge, one module per rough edge, each with the reason:
 
-* :mod:`.builder`: :class:`WarmPoolBuilder`, :func:`fast_build` (a builder pool that survives batches);
+* :mod:`.builder`: :class:`WarmPoolBuilder`, :class:`WarmPopenPool`, :func:`fast_build` (a builder pool that survives batches);
 * :mod:`.targets`: :func:`normalize_target`, :class:`TargetError` (target strings removed from TVM);
 * :mod:`.meta_schedule_logging`: :func:`meta_schedule_logging` (unnamed log handlers crash ``tune_tir``);
 * :mod:`.cost_model_access`: :func:`python_object_of`, :func:`shorten_xgb_warmup` (XGBoost's random warm-up);
@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "WarmPoolBuilder": ".builder", "fast_build": ".builder",
+    "WarmPoolBuilder": ".builder", "WarmPopenPool": ".builder", "fast_build": ".builder",
     "python_object_of": ".cost_model_access", "shorten_xgb_warmup": ".cost_model_access",
     "WMMA_SMEM_WORKAROUND_CONFIG": ".cuda_binary", "is_wmma_smem_lowering_bug": ".cuda_binary",
     "compile_with_wmma_workaround": ".cuda_binary",
