@@ -39,9 +39,11 @@ class Loop:
     uid: int = 0  # identity of the For statement: blocks under the same loop share it
 
 
+@functools.lru_cache(maxsize=4096)
 def _lines_per_run(run_bytes: float, granule: int, line_bytes: int) -> float:
     """Cache lines a contiguous run of ``run_bytes`` touches on average when it starts at a uniformly
-    spread multiple of ``granule`` (a divisor of ``line_bytes``) within a line."""
+    spread multiple of ``granule`` (a divisor of ``line_bytes``) within a line. Memoized: the same
+    few runs recur in every candidate of a workload."""
     starts = np.arange(0, line_bytes, max(1, granule))
     return float(np.mean(np.floor((starts + run_bytes - 1.0) / line_bytes) + 1.0))
 
@@ -65,6 +67,7 @@ class Access:
     # two blocks through the cache (a padded tile, an accumulator staged in a local buffer)
     shared_loops: int = 0
     _ext: np.ndarray | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _flat_strides: list[int] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def _row_major(self) -> list[int]:
         """Elements between consecutive indices of each dimension in the row-major layout."""
@@ -76,7 +79,10 @@ class Access:
 
     def elem_stride(self, loop: int) -> int:
         """Stride in elements of the flattened address for one step of ``loop``."""
-        return sum(int(self.strides[d, loop]) * m for d, m in enumerate(self._row_major()))
+        if self._flat_strides is None:  # computed once: strides do not change after extraction
+            rm = np.asarray(self._row_major(), dtype=np.float64)  # integer-valued: exact in float64
+            self._flat_strides = [int(x) for x in rm @ self.strides] if len(rm) else [0] * self.strides.shape[1]
+        return self._flat_strides[loop]
 
     def _extents(self) -> np.ndarray:
         """``ext[i, d]``: the extent of dimension ``d`` while loops ``i..`` sweep (``i = n``: one
@@ -109,23 +115,28 @@ class Access:
         if not nd:
             return np.full(n + 1, float(line_bytes))
         ext = self._extents()
-        elems = ext.prod(axis=1)
         size = self.dtype_bytes
         row_major = self._row_major()
-        loop_strides = [abs(self.elem_stride(j)) * size for j in range(n)]
-        full = ext >= np.asarray(self.shape, dtype=np.float64)[None, :]
+        dim_moves = [m * size for m in row_major]
+        spans = (ext - 1.0) @ np.asarray(row_major, dtype=np.float64) * size + size
+        caps = (np.ceil(spans / line_bytes) + 1.0) * line_bytes
+        whole = (ext >= np.asarray(self.shape, dtype=np.float64)[None, :]).tolist()
+        rows = ext.tolist()
         lines = np.empty(n + 1)
+        loops_gcd = line_bytes  # gcd of the line size and the byte strides of the loops outside i
         for i in range(n + 1):
-            k = nd - 1
-            while k > 0 and full[i, k]:
+            if i:
+                loops_gcd = math.gcd(loops_gcd, abs(self.elem_stride(i - 1)) * size)
+            row, k = rows[i], nd - 1
+            while k > 0 and whole[i][k]:
                 k -= 1
-            run = float(ext[i, k:].prod()) * size
-            moves = [row_major[d] * size for d in range(k) if ext[i, d] > 1] + [s for s in loop_strides[:i] if s]
-            g = functools.reduce(np.gcd, [int(m) for m in moves], line_bytes)
-            span = float((ext[i] - 1.0) @ np.asarray(row_major, dtype=np.float64)) * size + size
-            cap = (math.ceil(span / line_bytes) + 1) * line_bytes
-            lines[i] = min(float(ext[i, :k].prod()) * _lines_per_run(run, g, line_bytes) * line_bytes, cap)
-        return np.maximum(lines, elems * size)
+            g = loops_gcd
+            for d in range(k):
+                if row[d] > 1:
+                    g = math.gcd(g, dim_moves[d])
+            run = math.prod(row[k:]) * size
+            lines[i] = min(math.prod(row[:k]) * _lines_per_run(run, g, line_bytes) * line_bytes, caps[i])
+        return np.maximum(lines, ext.prod(axis=1) * size)
 
     def page_footprints(self, page_bytes: int, line_bytes: int) -> np.ndarray:
         """Bytes of the memory pages touched while loops ``i..`` sweep, for every ``i`` in ``0..n``.
