@@ -81,7 +81,7 @@ class Access:
         """Stride in elements of the flattened address for one step of ``loop``."""
         if self._flat_strides is None:  # computed once: strides do not change after extraction
             rm = np.asarray(self._row_major(), dtype=np.float64)  # integer-valued: exact in float64
-            self._flat_strides = [int(x) for x in rm @ self.strides] if len(rm) else [0] * self.strides.shape[1]
+            self._flat_strides = [int(x) for x in rm @ self.strides]
         return self._flat_strides[loop]
 
     def _extents(self) -> np.ndarray:
