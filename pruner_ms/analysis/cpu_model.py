@@ -6,8 +6,10 @@ Per leaf block the model derives the symbols a performance engineer would look a
 * SIMD: the innermost ``vectorized`` loop against the register width, and whether its accesses are
   contiguous (otherwise a gather: one load and one lane insert per lane);
 * register blocking: for reductions, the independent accumulators inside the innermost reduction loop
-  (the "micro-kernel"); they hide FMA latency only if they fit the register file and are unrolled,
-  or if the reduction is short enough that the out-of-order window overlaps other outputs' chains;
+  that stays a loop (the "micro-kernel"); they hide FMA latency only if they fit the register file and
+  are unrolled, or if the reduction is short enough that the out-of-order window overlaps other
+  outputs' chains; a reduction unrolled innermost keeps its accumulator in a register, and LLVM's loop
+  vectorizer takes the spatial loop around it;
 * memory: for each cache level, the deepest loop whose working set fits, giving the traffic that
   level must draw from the one below it; data another block produces or consumes under shared
   loops (a padded tile, a staged accumulator) passes through the level its tile fits in. Beyond the
@@ -131,6 +133,66 @@ def _unrolled_loops(loops) -> list[bool]:
     return out
 
 
+def _accumulator_loop(loops, reduction, unrolled: list[bool], v: int) -> int:
+    """The reduction loop whose steps the micro-kernel's accumulators are carried through: the
+    innermost reduction loop, or, where it is unrolled together with every loop inside it, the
+    innermost reduction loop that stays a loop. LLVM then gives every output of the unrolled body its
+    own register across that loop: a batch-1 dense layer with 8 rows x 6 reduction steps unrolled inside
+    a rolled 128-step loop compiles to 4 two-lane accumulators that never leave their registers
+    (0.38 ms measured on Intel `rocketlake`, priced at 0.34 ms; as one chain through memory per row:
+    0.86 ms). An unrolled body with more outputs than registers spills: GEMMs whose unrolled body holds
+    16 x 4 x 2 x 32 lanes (256 accumulators) measured 2.8-3.4x the workload's best and were priced as
+    16 resident accumulators of the innermost reduction, at its best's estimate."""
+    n = len(loops)
+    red_idx = [j for j in range(n) if reduction[j]]
+    r = red_idx[-1]
+    if v > 1 and r == n - 1:  # a vectorized reduction: its lanes are the accumulators
+        return r
+
+    def stays_loop(j: int) -> bool:
+        return not unrolled[j] and not (j == n - 1 and v > 1)
+
+    if not stays_loop(r):
+        rolled = [j for j in red_idx if stays_loop(j)]
+        if rolled and not any(stays_loop(j) for j in range(rolled[-1] + 1, n)):
+            return rolled[-1]
+    return r
+
+
+def _unrolled_reduction_run(loops, reduction, unrolled: list[bool]) -> tuple[int, float]:
+    """The innermost reduction loops that are unrolled, counted from the innermost loop out: the index
+    of the outermost of them (``len(loops)`` if none) and their steps."""
+    steps, j = 1.0, len(loops) - 1
+    while j >= 0 and reduction[j] and unrolled[j]:
+        steps *= loops[j].extent
+        j -= 1
+    return j + 1, steps
+
+
+def _llvm_loop_vector_lanes(loops, j: int, accesses, reg_lanes: int) -> float:
+    """Elements per iteration of LLVM's loop vectorizer on the serial spatial loop ``j`` once the
+    unrolled reduction inside it is flattened and ``j`` is the innermost loop: at least
+    :data:`LLVM_AUTO_VECTORIZE_MIN_ITERS` iterations, writes contiguous and reads contiguous or
+    invariant along it; a power-of-two width up to the register's, the remainder run as a scalar
+    epilogue. 1 where it does not apply (a read gathered along ``j``: left scalar here).
+
+    A GEMM with ``j`` (128) around 32 reduction steps that TVM's unroll pragma unrolls compiles to
+    8-lane FMAs on Intel `rocketlake` (LLVM's preferred 256-bit width there), one accumulator chained
+    through the 32 steps: 2.8 ms measured, priced at 2.6 ms (as scalar chains through memory: 103 ms).
+    A stride-1 depthwise conv2d whose 14-wide rows (8 lanes + a 6-element epilogue) run around its
+    unrolled 3x3 window: 0.67 ms measured, priced at 0.54 ms (0.25 ms without the epilogue, 2.3 ms as
+    chains through memory). docs/results/suite_cpu_issue10_s20."""
+    loop = loops[j]
+    if loop.kind != "serial" or loop.extent < LLVM_AUTO_VECTORIZE_MIN_ITERS:
+        return 1.0
+    for a in accesses:
+        stride = abs(a.elem_stride(j))
+        if stride > 1 or (a.is_write and stride != 1):
+            return 1.0
+    vf = min(1 << (loop.extent.bit_length() - 1), reg_lanes)
+    return loop.extent / (loop.extent // vf + loop.extent % vf)
+
+
 def _gather_share(access, loops, unrolled: list[bool], last: int, *, lanes: int) -> float:
     """The share of the iterations of loops ``0..last`` in which a gathered access (``lanes`` lanes)
     really gathers. Going outwards from loop ``last``, a loop that stays a loop and does not move the
@@ -252,22 +314,23 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     red_idx = [j for j in range(n) if reduction[j]]
     chains = resident = None
     if red_idx and nest.float_ops > 0:
-        r = red_idx[-1]
+        unrolled = unrolled or _unrolled_loops(loops)
+        r = _accumulator_loop(loops, reduction, unrolled, v)
         inner = list(range(r + 1, n))
         inner_iters = float(math.prod(loops[j].extent for j in inner))
-        chains = inner_iters / v * vec_regs  # independent vector accumulators
+        inner_steps = float(math.prod(loops[j].extent for j in inner if reduction[j]))  # unrolled steps
+        chains = inner_iters / inner_steps / v * vec_regs  # independent vector accumulators
         # the accumulators stay in registers where every loop inside the reduction is unrolled (the
         # same rule as for gathers: an explicitly unrolled 24-row tile is, whatever its length) and
         # they fit: AVX-512 holds 24-30 accumulators of 24-30 unrolled rows without a spill, 32 spill
         # (compiled code, docs/results/suite_cpu_issue10_s14/register_spill_probe.md)
-        unrolled = unrolled or _unrolled_loops(loops)
         resident = (bool(inner) and all(unrolled[j] for j in inner if not (j == n - 1 and v > 1))
                     and chains + 2 <= spec.vector_registers)
         steps = iters / inner_iters
         # one accumulator is carried through the reduction loops around the micro-kernel: a chain of
         # `chain` dependent steps; the out-of-order window overlaps as many such chains (of other
         # outputs) as fit in it, so a short reduction (a 3x3 window) is not latency bound
-        chain = 1.0
+        chain = inner_steps
         for j in range(r, -1, -1):
             if not reduction[j]:
                 break
@@ -285,18 +348,38 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                 sh = _gather_share(a, loops, unrolled, r, **rules) if g else 0.0  # per step: the loops around it
                 load_uops += cnt * vector_uops(sh)
                 inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
-            uops = load_uops + inserts + chains * unit_ops * fma_per_elem
-            per_step = max(load_uops / spec.load_ports, inserts, chains * unit_ops * fma_per_elem / spec.fma_units,
-                           spec.fma_latency_cycles / _overlapped_chains(chain, uops, spec))
+            fmas = chains * inner_steps * unit_ops * fma_per_elem
+            uops = load_uops + inserts + fmas
+            per_step = max(load_uops / spec.load_ports, inserts, fmas / spec.fma_units,
+                           inner_steps * spec.fma_latency_cycles / _overlapped_chains(chain, uops / inner_steps, spec))
             cycles = steps * per_step
         else:
             per_vec = max(read_uops / spec.load_ports, write_uops, gather_cycles,
                           unit_ops * fma_per_elem / spec.fma_units)
-            if not inner:  # the reduction is the innermost loop: one dependent chain through memory
+            cycle_lanes = lanes
+            first, unrolled_steps = _unrolled_reduction_run(loops, reduction, unrolled) if not inner else (n, 1.0)
+            if not inner and (unrolled_steps == 1.0 or v > 1):
+                # the reduction is the innermost loop: one dependent chain through memory
                 uops = read_uops + write_uops + gather_cycles + unit_ops * fma_per_elem
                 per_vec = max(per_vec, (spec.fma_latency_cycles + STORE_FORWARD_CYCLES)
                               / _overlapped_chains(chain, uops, spec))
-            cycles = iters / lanes * per_vec
+            elif not inner:
+                # ... unrolled (TVM's pragma or LLVM's own): the accumulator stays in a register through
+                # the unrolled steps, loaded and stored once, and LLVM's loop vectorizer takes the
+                # spatial loop around them where it can, each lane an output (see
+                # :func:`_llvm_loop_vector_lanes`)
+                around = first - 1
+                cycle_lanes = (_llvm_loop_vector_lanes(loops, around, accesses, reg_lanes)
+                               if around >= 0 and not reduction[around] and not unrolled[around] else 1.0)
+                vec_ops = math.ceil(cycle_lanes / unit_lanes)
+                written = {a.buffer for a in writes}
+                loads = sum(1.0 / unrolled_steps if a.buffer in written else 1.0 for a in accesses if not a.is_write)
+                stores = 1.0 / unrolled_steps
+                uops = loads + stores + vec_ops * fma_per_elem
+                per_vec = max(loads / spec.load_ports, stores, vec_ops * fma_per_elem / spec.fma_units,
+                              (spec.fma_latency_cycles + STORE_FORWARD_CYCLES / unrolled_steps)
+                              / _overlapped_chains(chain, uops, spec))
+            cycles = iters / cycle_lanes * per_vec
     else:
         per_vec = max(read_uops / spec.load_ports, write_uops, gather_cycles,
                       unit_ops * (max(1.0, float(nest.float_ops)) + guard_slots) / spec.fma_units)
