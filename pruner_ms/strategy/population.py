@@ -96,9 +96,11 @@ class Population:
     def scoring(self, score: Callable[[Candidate], None]):
         """Within this block, run ``score`` on each valid replay in the worker thread that made it.
 
-        A draft model written in Python holds the GIL while TVM's replays release it, so scoring in
-        the workers overlaps the two instead of scoring the whole batch after its replays. ``score``
-        must be thread-safe (e.g. fill a cache keyed by ``Candidate.key``) and must not raise.
+        A draft model written in Python holds the GIL while TVM's replays release it. Scoring in the
+        workers was meant to overlap the two, but each replay re-enters Python about ten times and
+        waits for the GIL each time. Measured on 2 cores (``docs/results/draft_cost_s21``), analysis
+        and replay in two threads take as long as in sequence; in two processes they overlap fully.
+        ``score`` must be thread-safe (e.g. fill a cache keyed by ``Candidate.key``) and must not raise.
         """
         previous, self._on_replay = self._on_replay, score
         try:
