@@ -189,6 +189,14 @@ class PrunerSearch(PySearchStrategy):
         the host CPU (``cuda`` and other devices), off for ``llvm``, where the draft would compete for
         the cores with the program being timed and perturb its latency; pass True for an ``llvm`` target
         measured over RPC on another machine.
+    native_sampling : bool
+        Draw the random samples of a draft with TVM's own C++ sampler (EvolutionarySearch's
+        ``SampleInitPopulation``, :class:`~pruner_ms.strategy.native_sampler.NativeSampler`) on the replay
+        threads, while the analyzer scores the chunk sampled before: one FFI call per chunk holds no GIL,
+        so analysis and replay overlap on two cores, which Python replays do not allow. Same distribution
+        of programs (a design space at random, its decisions sampled anew, the postprocs); a seed still
+        reproduces a run. False replays samples in Python; if TVM's sampler fails, the search warns and
+        falls back to that.
     """
 
     def __init__(
@@ -218,6 +226,7 @@ class PrunerSearch(PySearchStrategy):
         seed_database=None,
         num_threads: int | None = None,
         overlap_draft: bool | None = None,
+        native_sampling: bool = True,
     ) -> None:
         self._params = {k: v for k, v in locals().items() if k != "self"}  # for clone()
         for name, value in (("population_size", population_size), ("draft_size", draft_size),
@@ -277,7 +286,8 @@ class PrunerSearch(PySearchStrategy):
             else:
                 shorten_xgb_warmup(model, self.xgb_warmup_samples)
         self.profile = RoundProfile()
-        self.population = Population(self.context, self._rng, num_threads=self.num_threads, profile=self.profile)
+        self.population = Population(self.context, self._rng, num_threads=self.num_threads, profile=self.profile,
+                                     native_sampling=self.native_sampling)
         self.trust = AnalyzerTrust()
         self.random_pool: list[Candidate] = []  # the last draft's random samples (exploration outside drafts)
         self._last_picks: list[Candidate] = []
