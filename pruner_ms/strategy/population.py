@@ -190,15 +190,12 @@ class Population:
 
     def _sample_native(self, design_spaces: list[Schedule], need: int) -> list[Candidate]:
         """``need`` attempts by the native samplers, chunk ``i`` on sampler ``i % k``, each sampler's
-        chunks in order on a thread of its own, so the result depends on the seeds only. Chunks hold
-        ``NATIVE_CHUNK`` attempts, fewer where that would leave a sampler idle."""
+        chunks in order on a thread of its own, so the result depends on the seeds only."""
+        sizes = [min(NATIVE_CHUNK, need - lo) for lo in range(0, need, NATIVE_CHUNK)]
         out: list[Candidate] = []
         with self._native["lock"]:
             samplers = self._native_samplers(design_spaces)
             k = len(samplers) if self._pool is not None else 1
-            # every sampler gets work even for a small sample (a CUDA draft's 64 on a 16-core host)
-            chunk = max(1, min(NATIVE_CHUNK, -(-need // k)))
-            sizes = [min(chunk, need - lo) for lo in range(0, need, chunk)]
             chunks: list[Future] = [Future() for _ in sizes]
 
             def run(j: int) -> None:
