@@ -169,6 +169,7 @@ class Population:
         analyzer overlaps the replays (in Python replays it does not, see ``scoring``)."""
         with self._timed("sample_s"):
             out: list[Candidate] = []
+            traces: list[Trace] | None = None  # the spaces without decisions, for Python replays
             for _ in range(max_rounds):
                 need = count - len(out)
                 if need <= 0:
@@ -183,7 +184,7 @@ class Population:
                         self.native_sampling = False
                 picks = self.rng.integers(len(design_spaces), size=need)
                 seeds = self._seeds(need)
-                traces = [Trace(s.trace.insts, {}) for s in design_spaces]
+                traces = traces or [Trace(s.trace.insts, {}) for s in design_spaces]
                 got = self._map(lambda ps: self.replay(traces[ps[0]], ps[1]), list(zip(picks, seeds)))
                 out += [c for c in got if c is not None]
         return out
