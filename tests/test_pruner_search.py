@@ -70,25 +70,6 @@ def test_a_draft_overlapping_measurement_tunes_through_tune_tir(tmp_path, target
 
 
 @pytest.mark.slow
-def test_a_mature_model_verifies_without_the_draft_bar_through_tune_tir(tmp_path, target, builder, gemm64):
-    """Once ``mature_after`` valid programs are measured, verification widens and drops the draft bar:
-    the rounds say so, nothing is measured twice, the result is right."""
-    from pruner_ms.integration.timeline import TimedStrategy, Timeline
-
-    wd = str(tmp_path / "wd")
-    timeline = Timeline(24, progress=False)
-    strat = TimedStrategy(PrunerSearch(**SMALL, mature_after=16, mature_verify_iters=2), timeline)
-    db = ms.tune_tir(gemm64.func, target, wd, max_trials_global=24, num_trials_per_iter=8, strategy=strat,
-                     builder=builder, num_tuning_cores=2, seed=5)
-    mature = [p["mature"] for p in timeline.round_profiles]
-    assert mature == [False, False, True], mature  # 8 and 16 programs measured before rounds 1, 2
-    keys = _program_keys(_records(wd, gemm64), gemm64.func)
-    assert len(keys) == 24 and len(set(keys)) == 24
-    sch = ms.tir_integration.compile_tir(db, gemm64.func, target)
-    assert sch is not None and run_and_check(sch.mod, gemm64, target) < 1e-3
-
-
-@pytest.mark.slow
 def test_cold_start_measures_analyzer_drafts(tmp_path, target, builder):
     """With an untrained model the first batch is the analyzer's best drafts: far better than random."""
     wl = gemm(256, 256, 256)

@@ -40,7 +40,6 @@ CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "ra
 # draft bar, no trust adaptation; its cold start (the genetic search drafts the first batch) and its
 # redraft period.
 PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False,
-                "mature_after": 0,  # the paper's verify stage is the same in every round
                 "cold_ranked": False,  # the paper drafts the first batch with the genetic search
                 "draft_every": 2,  # the paper's redraft period (ours: 4)
                 "draft_iters": 2}  # the paper's genetic iterations per draft (ours on CPUs: 1)
@@ -108,17 +107,7 @@ class PrunerSearch(PySearchStrategy):
         CUDA default: 0.25, because on tensor-core spaces ~90 % of random samples fail
         ``VerifyGPUCode`` (a valid random program costs ~0.5 s of replay on 2 cores, a valid mutation ~0.1 s).
     verify_iters : int
-        Genetic iterations scored by the learned model (paper: 1), until the model is mature (see
-        ``mature_after``).
-    mature_after : int
-        Valid measured programs after which the learned model is deemed mature (not in the paper). From
-        then on verification runs ``mature_verify_iters`` genetic iterations instead of ``verify_iters``
-        and without the draft bar: the drafts' region has been measured, the model has seen it, and
-        the programs that beat the measured best are found by the model's search around it, not by
-        the analyzer (with a 384-trial budget, PrunerSearch's best stopped improving after 64-128 trials
-        while MetaSchedule's default went on improving, docs/results/long_budget_s22). 0 never.
-    mature_verify_iters : int
-        Genetic iterations of verification once the model is mature.
+        Genetic iterations scored by the learned model (paper: 1).
     mutate_prob : float
         Probability that a selected parent is mutated (paper: 0.85).
     init_measured_ratio : float
@@ -219,8 +208,6 @@ class PrunerSearch(PySearchStrategy):
         draft_iters: int | None = None,
         random_share: float | None = None,
         verify_iters: int = 1,
-        mature_after: int = 128,
-        mature_verify_iters: int = 2,
         mutate_prob: float = 0.85,
         init_measured_ratio: float = 0.1,
         eps_greedy: float = 0.1,
@@ -250,8 +237,7 @@ class PrunerSearch(PySearchStrategy):
             raise ValueError("PrunerSearch: eps_greedy, mutate_prob, local_share and cold_random_share must lie "
                              "in [0, 1]")
         for name, value in (("local_parents", local_parents), ("local_mutants", local_mutants),
-                            ("local_steps", local_steps), ("verify_iters", verify_iters), ("mature_after", mature_after),
-                            ("mature_verify_iters", mature_verify_iters)):
+                            ("local_steps", local_steps)):
             if value < 0:
                 raise ValueError(f"PrunerSearch: {name} must be >= 0, got {value}")
         if random_share is not None and not 0.0 < random_share <= 1.0:
@@ -360,7 +346,6 @@ class PrunerSearch(PySearchStrategy):
         self._background_profile = None
         picks = self._pick(n)
         self.last_round_profile = {**self.profile.as_dict(), "round": self.round, "trust": self.trust_level,
-                                   "mature": self.model_mature,
                                    "draft_auc": self.trust.auc, "rho": self.trust.rho,
                                    **{f"picks_{src}": self._last_sources.count(src)
                                       for src in ("draft", "model", "local", "random")},
@@ -452,12 +437,6 @@ class PrunerSearch(PySearchStrategy):
 
     def _measured_top_size(self) -> int:
         return max(1, int(self.init_measured_ratio * self.population_size))
-
-    @property
-    def model_mature(self) -> bool:
-        """True once ``mature_after`` valid programs are measured (never if it is 0): verification then
-        searches wider and without the draft bar."""
-        return 0 < self.mature_after <= self.valid_measured
 
     @property
     def trust_level(self) -> float:
@@ -650,13 +629,11 @@ class PrunerSearch(PySearchStrategy):
             fill = [outside[i] for i in self._rng.permutation(len(outside))[: len(drafts) - n_drafts]]
             init = [c for _, c in drafts[:n_drafts]] + fill + self.measured_top
             bar = trust * min((score for score, _ in drafts), default=0.0)
-            mature = self.model_mature
-            use_bar = self.draft_bar and bar > 0 and not mature
+            use_bar = self.draft_bar and bar > 0
             with self._scoring_in_workers(use_bar or self._analyzer_weight() > 0):
                 verified = evolve(
                     self.population, init, self._verify_scores,
-                    iterations=self.mature_verify_iters if mature else self.verify_iters, keep=2 * n,
-                    mutate_prob=self.mutate_prob,
+                    iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
                     exclude=self.measured, offspring=len(init),
                     eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if use_bar else None,
                 )
