@@ -63,6 +63,11 @@ def test_a_draft_overlapping_measurement_tunes_through_tune_tir(tmp_path, target
                      builder=builder, num_tuning_cores=2, seed=9)
     # round 1 took the draft made while round 0's batch was measured
     assert [p.get("background_drafted", 0) for p in timeline.round_profiles] == [0, 1]
+    # each round's profile says what its batch measured, per source, and which source set a new best
+    first = timeline.round_profiles[0]
+    assert first["improved_by"] in ("draft", "random")  # anything valid beats nothing measured
+    assert first[f"measured_best_ms_{first['improved_by']}"] == min(
+        v for k, v in first.items() if k.startswith("measured_best_ms_"))
     keys = _program_keys(_records(wd, gemm64), gemm64.func)
     assert len(keys) == 16 and len(set(keys)) == 16
     sch = ms.tir_integration.compile_tir(db, gemm64.func, target)

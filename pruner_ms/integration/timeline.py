@@ -85,7 +85,8 @@ class TimedStrategy(ForwardingStrategy):
 
     After each call it also logs the inner strategy's ``last_round_profile`` (a dict of per-phase
     seconds and counters that :class:`~pruner_ms.PrunerSearch` keeps; ``None`` for strategies without
-    one) in ``timeline.round_profiles``.
+    one) in ``timeline.round_profiles``: the strategy's own dict, not a copy, since PrunerSearch adds
+    the batch's measured outcome to it when the results come back (it makes a new one each round).
     """
 
     def __init__(self, inner, timeline: Timeline) -> None:
@@ -97,7 +98,7 @@ class TimedStrategy(ForwardingStrategy):
         out = self.inner.generate_measure_candidates()
         self.timeline.round_seconds.append(time.perf_counter() - t)
         profile = getattr(self.inner, "last_round_profile", None)
-        self.timeline.round_profiles.append(dict(profile) if profile is not None else None)
+        self.timeline.round_profiles.append(profile)
         return out
 
     def clone(self):

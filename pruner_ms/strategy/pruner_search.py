@@ -82,7 +82,9 @@ class PrunerSearch(PySearchStrategy):
     ``mutate_s``, ``analyze_s``, ``predict_s``, ``other_s``, ``total_s``; ``analyze_cpu_s`` is
     analyzer time spent inside the replay workers, overlapping ``sample_s`` and ``mutate_s``), its
     counts (``analyzer_evaluations``, ``draft_ga_iterations``, failures, picks per source) and the
-    trust level.
+    trust level; once its batch is measured, the same dict also holds the best latency per source
+    (``measured_best_ms_draft``, ``_model``, ``_local``, ``_random``) and ``improved_by``, the source
+    that beat the best measured before (None if none did).
 
     Parameters
     ----------
@@ -380,6 +382,7 @@ class PrunerSearch(PySearchStrategy):
         if len(self._last_picks) == len(results):
             seconds = [result_seconds(r) for r in results]
             self.trust.add(self._analyzer_scores(self._last_picks), seconds, self._last_sources)
+            self._record_batch_outcome(seconds)
             # the measured best from the results themselves: MetaSchedule's task scheduler calls this
             # before its measure callbacks commit the batch to the database, so the database does not
             # hold these programs yet (read here, the next round's local search and verify population
@@ -392,6 +395,21 @@ class PrunerSearch(PySearchStrategy):
 
     def clone(self):
         return PrunerSearch(**self._params)
+
+    def _record_batch_outcome(self, seconds: list[float]) -> None:
+        """Add to the round's profile what its batch measured, per source of the picks: the best
+        latency (``measured_best_ms_<source>``) and which source, if any, beat the best measured
+        before this batch (``improved_by``), so a run says where its progress came from."""
+        if self.last_round_profile is None:
+            return
+        best: dict[str, float] = {}
+        for sec, src in zip(seconds, self._last_sources):
+            if math.isfinite(sec):
+                best[src] = min(sec, best.get(src, math.inf))
+        before = self._measured_best[0][0] if self._measured_best else math.inf
+        winner = min(best, key=best.get) if best else None
+        self.last_round_profile.update({f"measured_best_ms_{src}": 1e3 * sec for src, sec in best.items()})
+        self.last_round_profile["improved_by"] = winner if winner is not None and best[winner] < before else None
 
     # -- Draft-then-Verify ----------------------------------------------------------------------
     def _load_all_measured(self) -> int:
