@@ -1,5 +1,6 @@
-"""Re-measured best latency (ms) after T trials, per run: the remeasured latency of the program that was
-the recorded best at that point (``remeasured`` entries of ``suite.json``).
+"""Re-measured best latency (ms) after T trials, per run: the best re-measured latency among the run's
+decisive programs measured by then (the ``remeasured`` entries of ``suite.json``: the programs that
+improved its recorded curve plus its fastest few), the rule of ``pruner_ms.bench.remeasure.curve``.
 
 Usage: python3 curve_table.py suite.json
 """
@@ -15,5 +16,5 @@ for run in sorted(suite["runs"], key=lambda r: (r["workload"], r["seed"], r["str
     cells = []
     for t in POINTS:
         seen = [e for e in steps if e["trials"] <= t and e.get("remeasured") is not None]
-        cells.append(f"{1e3 * seen[-1]['remeasured']:.3f}" if seen else "-")
+        cells.append(f"{1e3 * min(e['remeasured'] for e in seen):.3f}" if seen else "-")
     print(f"| {run['strategy']} s{run['seed']} | " + " | ".join(cells) + f" | {run['wall_seconds']:.0f} |")
