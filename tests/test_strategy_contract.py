@@ -135,20 +135,6 @@ def test_the_batch_just_measured_is_the_next_rounds_measured_best(target):
     assert all(p["picks_local"] > 0 for p in profiles[1:]), [p["picks_local"] for p in profiles]
 
 
-def test_a_redraft_round_measures_its_reserved_share_of_drafts(target):
-    """``redraft_share``: in a round that redrafts (1, 3, 5 with ``draft_every=2``) the verified part of the
-    batch starts with that redraft's drafts (all of it at share 1 and full trust), whatever the cost
-    model prefers; the other rounds are left to the verify stage, and nothing is handed out twice."""
-    strategy = PrunerSearch(**SMALL, draft_every=2, redraft_share=1.0, adaptive_trust=False, local_parents=0)
-    profiles: list[dict] = []
-    batches = _play(_context(target, _tile_gemm, seed=5, strategy=strategy), ms.database.MemoryDatabase(),
-                    max_trials=48, per_iter=8, on_round=lambda: profiles.append(dict(strategy._inst.last_round_profile)))
-    keys = [_key(c.sch) for b in batches for c in b]
-    assert len(batches) == 6 and len(set(keys)) == len(keys) == 48
-    verified = 8 - round(0.1 * 8)  # the rest are the eps-greedy random picks (which may be drafts too)
-    assert all(profiles[r]["picks_draft"] >= verified for r in (1, 3, 5)), [p["picks_draft"] for p in profiles]
-
-
 def test_a_space_without_decisions_is_measured_once(target):
     batches = _play(_context(target, _leave_as_is), ms.database.MemoryDatabase(), max_trials=16, per_iter=8)
     assert [len(b) for b in batches] == [1]

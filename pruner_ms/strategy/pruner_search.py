@@ -145,13 +145,6 @@ class PrunerSearch(PySearchStrategy):
         Hill-climbing steps of the local search.
     local_share : float
         Largest share of a verified batch taken from the local search.
-    redraft_share : float
-        Share of the verified part of a batch reserved, in a round that redrafted (round 1 and every
-        ``draft_every`` rounds after), for that redraft's own drafts, ranked among themselves by the
-        verify score and scaled by the analyzer's trust. Without it the learned model ranks mutations
-        of the measured best above every draft once a few batches are measured, so a redraft (a fresh
-        population, possibly another basin) is never measured and a run stays in the basin of its
-        first batches. 0 leaves the drafts to compete with everything else (the paper).
     adaptive_trust : bool
         Scale the analyzer's influence by its measured rank agreement on this task (see above).
         False trusts it fully, as the paper does.
@@ -228,7 +221,6 @@ class PrunerSearch(PySearchStrategy):
         local_mutants: int = 16,
         local_steps: int = 2,
         local_share: float = 0.5,
-        redraft_share: float = 0.0,
         adaptive_trust: bool = True,
         cold_ranked: bool = True,
         cold_random_share: float = 0.5,
@@ -243,9 +235,9 @@ class PrunerSearch(PySearchStrategy):
                             ("draft_every", draft_every)):
             if value is not None and value < 1:
                 raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
-        if not all(0.0 <= x <= 1.0 for x in (eps_greedy, mutate_prob, local_share, redraft_share, cold_random_share)):
-            raise ValueError("PrunerSearch: eps_greedy, mutate_prob, local_share, redraft_share and cold_random_share "
-                             "must lie in [0, 1]")
+        if not all(0.0 <= x <= 1.0 for x in (eps_greedy, mutate_prob, local_share, cold_random_share)):
+            raise ValueError("PrunerSearch: eps_greedy, mutate_prob, local_share and cold_random_share must lie "
+                             "in [0, 1]")
         for name, value in (("local_parents", local_parents), ("local_mutants", local_mutants),
                             ("local_steps", local_steps)):
             if value < 0:
@@ -636,7 +628,6 @@ class PrunerSearch(PySearchStrategy):
         if self.round == 0 and self._drafted_round != 0:  # nothing measured yet, here or in the database
             self._started_ranked = self.cold_ranked and not self.measured_top
         plan = self._draft_plan(self.round)
-        redrafted = plan is not None  # this round's scheduled draft (made now, in the background or by best_drafts)
         if self._pending_draft is not None:  # this round's draft ran while the last batch was measured
             self._take_background_draft()
         elif (plan is not None and self._drafted_round != self.round) or not self._fresh_drafts():
@@ -687,12 +678,6 @@ class PrunerSearch(PySearchStrategy):
         if not cold:
             for c in self._local_search(int(self.local_share * (n - n_random))):
                 take(c, "local")
-            reserve = math.ceil(self.redraft_share * trust * (n - n_random)) if redrafted else 0
-            stop = min(len(picks) + reserve, n - n_random)
-            for c in self._reserved_drafts(drafts, reserve):
-                if len(picks) >= stop:
-                    break
-                take(c, "draft")
         for c in ranked:
             if len(picks) >= n - n_random:
                 break
@@ -733,16 +718,6 @@ class PrunerSearch(PySearchStrategy):
             parents = [kids[i] for i in order[: self.local_parents]]
         ranked = sorted(seen.values(), key=lambda sc: -sc[0])
         return [c for _, c in ranked[:n]]
-
-    def _reserved_drafts(self, drafts: list[tuple[float, Candidate]], n: int) -> list[Candidate]:
-        """The drafts (of a fresh redraft) that the verify score ranks first among themselves, ``2 * n``
-        of them (spares for picks that turn out to be measured programs; ``redraft_share``): the redraft
-        is measured even where mutations of the measured best outrank every draft."""
-        if n <= 0 or not drafts:
-            return []
-        cands = [c for _, c in drafts]
-        scores = self._verify_scores(cands)
-        return [cands[i] for i in np.argsort(-scores, kind="stable")[: 2 * n]]
 
     def _fresh_drafts(self) -> list[tuple[float, Candidate]]:
         return [(s, c) for s, c in self.drafts if c.key not in self.measured]
