@@ -1,16 +1,16 @@
 """The best recorded programs of tuning runs, with their decisions and the analyzer's estimate, to
 compare what the default found with what PrunerSearch found (run on the machine that measured them).
 
-Usage: PYTHONPATH=. python best_programs.py WORK_DIR/<workload>/<strategy>/<seed> ... [--top K]
+Usage: PYTHONPATH=. python best_programs.py RUN (WORK_DIR/<workload>/<strategy>/<seed> or best_records/NAME) ... [--top K]
 """
 import argparse
 
 import tvm
 from tvm.s_tir import Schedule
-from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms.analysis import analyzer_for_target
 from pruner_ms.integration.measured_latency import record_seconds
+from records import best_records
 
 parser = argparse.ArgumentParser()
 parser.add_argument("runs", nargs="+")
@@ -18,8 +18,7 @@ parser.add_argument("--top", type=int, default=6)
 args = parser.parse_args()
 analyzer = analyzer_for_target(tvm.target.Target({"kind": "llvm", "num-cores": 2}))
 for run in args.runs:
-    db = ms.database.JSONDatabase(f"{run}/database_workload.json", f"{run}/database_tuning_record.json")
-    records = sorted(db.get_all_tuning_records(), key=record_seconds)
+    records = best_records(run)
     print(f"== {run}: recorded ms, analyzer ms, decisions (tiles, unroll, compute location)")
     for rec in records[: args.top]:
         sch = Schedule(rec.workload.mod)

@@ -1,18 +1,17 @@
 """The analyzer's symbols per leaf nest for the best recorded program of each run given (compute,
 per-level miss time, lanes, accumulator chains): why it prices one program above another.
 
-Usage: PYTHONPATH=. python explain_best.py WORK_DIR/<workload>/<strategy>/<seed> ... [--ir]
+Usage: PYTHONPATH=. python explain_best.py RUN (WORK_DIR/<workload>/<strategy>/<seed> or best_records/NAME) ... [--ir]
 """
 import sys
 import tvm
 from tvm.s_tir import Schedule
-from tvm.s_tir import meta_schedule as ms
 from pruner_ms.analysis import analyzer_for_target
 from pruner_ms.integration.measured_latency import record_seconds
+from records import best_records
 an = analyzer_for_target(tvm.target.Target({"kind": "llvm", "num-cores": 2}))
 for run in [a for a in sys.argv[1:] if not a.startswith("--")]:
-    db = ms.database.JSONDatabase(f"{run}/database_workload.json", f"{run}/database_tuning_record.json")
-    rec = sorted(db.get_all_tuning_records(), key=record_seconds)[0]
+    rec = best_records(run)[0]
     sch = Schedule(rec.workload.mod)
     rec.trace.apply_to_schedule(sch, remove_postproc=False)
     est = an.analyze(sch.mod)

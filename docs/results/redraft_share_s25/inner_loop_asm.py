@@ -1,17 +1,16 @@
 """Compile the best recorded program of each run given for llvm -mcpu=znver4 and count the instructions
 of its assembly (loads, broadcasts, lane inserts, FMAs); writes each listing to /tmp/s25/.
 
-Usage: PYTHONPATH=. python inner_loop_asm.py WORK_DIR/<workload>/<strategy>/<seed> ...
+Usage: PYTHONPATH=. python inner_loop_asm.py RUN (WORK_DIR/<workload>/<strategy>/<seed> or best_records/NAME) ...
 """
 import sys, re, collections
 import tvm
 from tvm.s_tir import Schedule
-from tvm.s_tir import meta_schedule as ms
 from pruner_ms.integration.measured_latency import record_seconds
+from records import best_records
 target = tvm.target.Target({"kind": "llvm", "mcpu": "znver4", "num-cores": 2})
 for run in sys.argv[1:]:
-    db = ms.database.JSONDatabase(f"{run}/database_workload.json", f"{run}/database_tuning_record.json")
-    rec = sorted(db.get_all_tuning_records(), key=record_seconds)[0]
+    rec = best_records(run)[0]
     sch = Schedule(rec.workload.mod)
     rec.trace.apply_to_schedule(sch, remove_postproc=False)
     lib = tvm.compile(sch.mod, target=target)
