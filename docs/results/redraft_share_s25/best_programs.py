@@ -1,27 +1,23 @@
-"""The best recorded programs of tuning runs, with their decisions and the analyzer's estimate, to
-compare what the default found with what PrunerSearch found (run on the machine that measured them).
+"""The best recorded programs of tuning runs, with their decisions and the analyzer's estimate (the
+analyzer of each record's target), to compare what the default found with what PrunerSearch found
+(run on the machine that measured them).
 
 Usage: PYTHONPATH=. python best_programs.py RUN (WORK_DIR/<workload>/<strategy>/<seed> or best_records/NAME) ... [--top K]
 """
 import argparse
 
-import tvm
-from tvm.s_tir import Schedule
-
 from pruner_ms.analysis import analyzer_for_target
 from pruner_ms.integration.measured_latency import record_seconds
-from records import best_records
+from records import best_records, replayed
 
 parser = argparse.ArgumentParser()
 parser.add_argument("runs", nargs="+")
 parser.add_argument("--top", type=int, default=6)
 args = parser.parse_args()
-analyzer = analyzer_for_target(tvm.target.Target({"kind": "llvm", "num-cores": 2}))
+analyzers = {}
 for run in args.runs:
-    records = best_records(run)
     print(f"== {run}: recorded ms, analyzer ms, decisions (tiles, unroll, compute location)")
-    for rec in records[: args.top]:
-        sch = Schedule(rec.workload.mod)
-        rec.trace.apply_to_schedule(sch, remove_postproc=False)
+    for rec in best_records(run)[: args.top]:
+        analyzer = analyzers.setdefault(str(rec.target), analyzer_for_target(rec.target))
         decisions = [[int(x) for x in v] if hasattr(v, "__len__") else int(v) for v in rec.trace.decisions.values()]
-        print(f"{1e3 * record_seconds(rec):.3f} {1e3 * analyzer.estimate_seconds(sch.mod):.3f} {decisions}")
+        print(f"{1e3 * record_seconds(rec):.3f} {1e3 * analyzer.estimate_seconds(replayed(rec).mod):.3f} {decisions}")

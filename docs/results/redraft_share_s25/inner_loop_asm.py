@@ -1,26 +1,36 @@
-"""Compile the best recorded program of each run given for llvm -mcpu=znver4 and count the instructions
-of its assembly (loads, broadcasts, lane inserts, FMAs); writes each listing to /tmp/s25/.
+"""Compile the best recorded program of each run given for its record's target (``llvm -mcpu=znver4``
+for this session's runs) and count the instructions of its assembly (loads, broadcasts, lane inserts,
+FMAs); with ``--asm-dir DIR`` each listing is written there as ``<strategy>_<seed>.s``.
 
-Usage: PYTHONPATH=. python inner_loop_asm.py RUN (WORK_DIR/<workload>/<strategy>/<seed> or best_records/NAME) ...
+Usage: PYTHONPATH=. python inner_loop_asm.py RUN (WORK_DIR/<workload>/<strategy>/<seed> or best_records/NAME) ... [--asm-dir DIR]
 """
-import sys, re, collections
+import argparse
+import collections
+import os
+import re
+
 import tvm
-from tvm.s_tir import Schedule
+
 from pruner_ms.integration.measured_latency import record_seconds
-from records import best_records
-target = tvm.target.Target({"kind": "llvm", "mcpu": "znver4", "num-cores": 2})
-for run in sys.argv[1:]:
+from records import best_records, replayed
+
+parser = argparse.ArgumentParser()
+parser.add_argument("runs", nargs="+")
+parser.add_argument("--asm-dir")
+args = parser.parse_args()
+for run in args.runs:
     rec = best_records(run)[0]
-    sch = Schedule(rec.workload.mod)
-    rec.trace.apply_to_schedule(sch, remove_postproc=False)
-    lib = tvm.compile(sch.mod, target=target)
-    asm = lib.mod.inspect_source("asm") if hasattr(lib, "mod") else lib.inspect_source("asm")
+    asm = tvm.compile(replayed(rec).mod, target=rec.target).mod.inspect_source("asm")
     ops = collections.Counter()
     for line in asm.splitlines():
         t = line.strip().split()
         if t and not t[0].startswith((".", "#")) and not t[0].endswith(":"):
             ops[t[0]] += 1
-    print("==", run[-40:], round(record_seconds(rec)*1e3, 3))
-    print({k: v for k, v in ops.most_common(25)})
-    print("zmm", asm.count("zmm"), "ymm", asm.count("ymm"), "rsp spill-ish", len(re.findall(r"\(%rsp\)", asm)), "broadcast", asm.count("{1to16}"), asm.count("vbroadcastss"))
-    open(f"/tmp/s25/{run.split('/')[-2].replace('+','_')}_{run.split('/')[-1]}.s", "w").write(asm)
+    print("==", run[-40:], round(record_seconds(rec) * 1e3, 3))
+    print(dict(ops.most_common(25)))
+    print("zmm", asm.count("zmm"), "ymm", asm.count("ymm"), "rsp spill-ish", len(re.findall(r"\(%rsp\)", asm)),
+          "broadcast", asm.count("{1to16}"), asm.count("vbroadcastss"))
+    if args.asm_dir:
+        name = "_".join(os.path.normpath(run).split(os.sep)[-2:]).replace("+", "_")
+        with open(os.path.join(args.asm_dir, f"{name}.s"), "w") as f:
+            f.write(asm)

@@ -16,14 +16,14 @@ import sys
 import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
-tmp = tempfile.mkdtemp()
-model = os.path.join(tmp, "exp_model.py")
-shutil.copy("pruner_ms/analysis/cpu_model.py", model)
-subprocess.run(["patch", "-s", model, os.path.join(here, "insert_pricing_experiment.patch")], check=True)
-spec = importlib.util.spec_from_file_location("exp_model", model)
-exp_model = importlib.util.module_from_spec(spec)
-sys.modules["exp_model"] = exp_model  # its dataclasses look their module up
-spec.loader.exec_module(exp_model)
+with tempfile.TemporaryDirectory() as tmp:  # the patched copy is only read while it is loaded
+    model = os.path.join(tmp, "exp_model.py")
+    shutil.copy("pruner_ms/analysis/cpu_model.py", model)
+    subprocess.run(["patch", "-s", model, os.path.join(here, "insert_pricing_experiment.patch")], check=True)
+    spec = importlib.util.spec_from_file_location("exp_model", model)
+    exp_model = importlib.util.module_from_spec(spec)
+    sys.modules["exp_model"] = exp_model  # its dataclasses look their module up
+    spec.loader.exec_module(exp_model)
 
 import pruner_ms.analysis.analyzer as analyzer  # noqa: E402
 

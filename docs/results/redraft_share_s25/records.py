@@ -1,19 +1,29 @@
-"""Open the records of one tuning run: a work dir (``<run>/database_workload.json`` and
-``database_tuning_record.json``) or an exported one (``best_records/NAME``: ``NAME_workload.json`` and
-``NAME_tuning_record.json``); the best first."""
+"""The records of one tuning run, read the way the package reads a work dir: a work dir
+(:func:`pruner_ms.integration.resume.open_database`) or an exported one (``best_records/NAME``:
+``NAME_workload.json`` and ``NAME_tuning_record.json``, see ``export_best_records.py``)."""
 import os
 
+from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms.integration.measured_latency import record_seconds
+from pruner_ms.integration.resume import RECORD_FILE, open_database
 
 
 def best_records(run: str) -> list:
     """The run's records, fastest first (failed ones last)."""
-    if os.path.exists(f"{run}/database_workload.json"):
-        paths = (f"{run}/database_workload.json", f"{run}/database_tuning_record.json")
+    if os.path.exists(os.path.join(run, RECORD_FILE)):
+        database = open_database(run, repair_tail=False)
+    elif os.path.exists(f"{run}_workload.json"):
+        database = ms.database.JSONDatabase(f"{run}_workload.json", f"{run}_tuning_record.json")
     else:
-        paths = (f"{run}_workload.json", f"{run}_tuning_record.json")
-    if not os.path.exists(paths[0]):
-        raise FileNotFoundError(f"{run}: neither a tuning work dir nor an exported NAME (looked for {paths[0]})")
-    return sorted(ms.database.JSONDatabase(*paths).get_all_tuning_records(), key=record_seconds)
+        raise FileNotFoundError(f"{run}: neither a tuning work dir ({RECORD_FILE}) nor an exported NAME "
+                                f"({run}_workload.json)")
+    return sorted(database.get_all_tuning_records(), key=record_seconds)
+
+
+def replayed(rec) -> Schedule:
+    """The record's program as MetaSchedule compiled it (its trace with the postprocessors)."""
+    sch = Schedule(rec.workload.mod)
+    rec.trace.apply_to_schedule(sch, remove_postproc=False)
+    return sch
