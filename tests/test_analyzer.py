@@ -420,6 +420,58 @@ def test_a_vector_wider_than_a_register_and_not_a_power_of_two_is_split_lane_by_
     assert est[24] > 1.3 * max(est[16], est[32]), est
 
 
+def _conv_register_tile(channels: int, rows: int):
+    """The suite's conv2d 1x128x28x28 (128 filters 3x3, padding 1) with a register tile of
+    ``channels`` output channels x ``rows`` output rows (both unrolled) x 14 columns (vectorized)
+    inside the reduction over input channels and the window: 16 accumulators for 16 x 1 and 8 x 2."""
+    from pruner_ms.bench.workloads import conv2d_nchw
+
+    wl = conv2d_nchw(1, 128, 28, 28, 128, 3, 3, 1)
+    sch = Schedule(wl.func)
+    conv = sch.get_sblock("conv")
+    b, f, y, x, rc, ry, rx = sch.get_loops(conv)
+    f0, f1 = sch.split(f, [None, channels])
+    y0, y1 = sch.split(y, [None, rows])
+    x0, x1 = sch.split(x, [None, 14])
+    sch.reorder(b, f0, y0, x0, rc, ry, rx, f1, y1, x1)
+    sch.parallel(sch.fuse(b, f0))
+    sch.vectorize(x1)
+    sch.unroll(f1)
+    sch.unroll(y1)
+    sch.decompose_reduction(conv, rc)
+    return wl, sch
+
+
+def test_a_vector_narrower_than_a_register_is_loaded_in_pieces_joined_by_inserts():
+    """What :data:`pruner_ms.analysis.cpu_model.INSERT_FMA_SLOTS` stands on, read from the code
+    compiled for AVX-512 (`znver4`, 16 lanes; nothing runs): 14 columns are loaded as 8 + 4 + 2 lanes
+    joined by two inserts. 8 channels x 2 rows load two input rows per 8 weights, 16 channels x 1 row
+    one per 16 weights (folded into the FMAs as broadcasts), so the first has more inserts per FMA.
+    On AMD Zen 4 it ran 2.56-2.76 ms against 2.29-2.45 ms (docs/results/insert_pricing_s26); the
+    analyzer had it faster (1.43 vs 1.51 ms) and PrunerSearch stayed on such tiles."""
+    import re
+
+    import tvm
+
+    from pruner_ms.hardware import load_cpu_spec
+
+    if not tvm.target.codegen.llvm_get_system_triple().startswith(("x86_64", "amd64")):
+        pytest.skip("the instruction counts read x86 assembly")
+    analyzer = SymbolicAnalyzer(load_cpu_spec("znver4", cores=2))
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver4", "num-cores": 2})
+    est, inserts_per_fma = {}, {}
+    for tile in ((16, 1), (8, 2)):
+        _, sch = _conv_register_tile(*tile)
+        est[tile] = analyzer.analyze(sch.mod).seconds
+        loop, _ = _innermost_fma_loop(tvm.compile(sch.mod, target=target).mod.inspect_source("asm"))
+        two_lane_pieces = len(re.findall(r"\bvmovsd\s+-?\d*\(", loop))
+        inserts = len(re.findall(r"\bvinsertf(?:32x4|64x4)\b", loop))
+        assert two_lane_pieces > 0 and inserts == 2 * two_lane_pieces, (tile, two_lane_pieces, inserts)
+        inserts_per_fma[tile] = inserts / len(re.findall(r"\bvfmadd", loop))
+    assert inserts_per_fma[(8, 2)] > 1.2 * inserts_per_fma[(16, 1)], inserts_per_fma
+    assert est[(8, 2)] > 1.03 * est[(16, 1)], est
+
+
 def test_an_explicitly_unrolled_register_tile_stays_in_registers_while_it_fits():
     """Read from the compiled AVX-512 code (nothing runs; 32 zmm): a 24-row x 16-lane register tile
     whose rows are explicitly unrolled holds its 24 accumulators without spilling, a 32-row one
@@ -471,24 +523,33 @@ def _dense_gathered_schedule(*, unrolled_k: int, lanes: int = 32):
     return wl, sch
 
 
+def _innermost_fma_loop(asm: str) -> tuple[str, str]:
+    """(the innermost loop with FMAs, the whole compute function) of x86 assembly: the shortest
+    stretch from a label back to a jump to it that holds a ``vfmadd``."""
+    import re
+
+    body = asm[asm.index("main_compute_:"):]
+    lines = body.splitlines()
+    labels = {line[:-1]: i for i, line in enumerate(lines) if re.fullmatch(r"\.LBB\d+_\d+:", line)}
+    loops = []  # (length, text) of each loop: a backward jump to a label
+    for i, line in enumerate(lines):
+        jump = re.match(r"\s+j\w+\s+(\.LBB\d+_\d+)", line)
+        if jump and labels.get(jump.group(1), i) < i:
+            text = "\n".join(lines[labels[jump.group(1)]:i])
+            if "vfmadd" in text:
+                loops.append((i - labels[jump.group(1)], text))
+    assert loops, "no loop with FMAs in the compiled code"
+    return min(loops)[1], body
+
+
 def _lane_ops_in_innermost_fma_loop(asm: str) -> tuple[int, int]:
     """(lane loads and inserts in the innermost loop of the compute function that has FMAs, in
     the whole function) of x86 assembly: a gathered lane is a scalar load (``vmovss``) or an insert."""
     import re
 
     lane_op = re.compile(r"\b(vmovss\s+-?\d*\(|vinsertps|vinsert[fi](?:128|32x4|64x4))")
-    body = asm[asm.index("main_compute_:"):]
-    lines = body.splitlines()
-    labels = {line[:-1]: i for i, line in enumerate(lines) if re.fullmatch(r"\.LBB\d+_\d+:", line)}
-    loops = []  # (length, lane ops) of each loop: a backward jump to a label
-    for i, line in enumerate(lines):
-        jump = re.match(r"\s+j\w+\s+(\.LBB\d+_\d+)", line)
-        if jump and labels.get(jump.group(1), i) < i:
-            text = "\n".join(lines[labels[jump.group(1)]:i])
-            if "vfmadd" in text:
-                loops.append((i - labels[jump.group(1)], len(lane_op.findall(text))))
-    assert loops, "no loop with FMAs in the compiled code"
-    return min(loops)[1], len(lane_op.findall(body))
+    loop, body = _innermost_fma_loop(asm)
+    return len(lane_op.findall(loop)), len(lane_op.findall(body))
 
 
 @pytest.mark.parametrize("mcpu", ["znver3", "znver4"])  # AVX2 (16 ymm), AVX-512 (32 zmm)

@@ -100,16 +100,43 @@ HOIST_MAX_LANES = 400
 # 1.6-2.5x with 8, 16 or 32 lanes, whose compiled loops have no inserts and no stack traffic
 # (AMD Zen 3, docs/results/suite_cpu_issue10_s13/vector_width_probe.py; the same code shapes compiled
 # for AVX-512). Such a nest's vector accesses are priced lane by lane, as gathers. Narrower than one
-# register (5-7 lanes on AVX2, 6-14 on AVX-512) LLVM shuffles but does not spill: not priced. On the
+# register (5-7 lanes on AVX2, 6-14 on AVX-512) LLVM shuffles but does not spill (see below). On the
 # recorded programs (scripts/analyzer_on_records.py --pool, thirteenth session): the 1x1 conv2d's
 # Spearman +0.59 -> +0.64, the Zen 4 dataset's 28x28 conv2d top 8 / best 1.30 -> 1.00 (Spearman +0.63
 # -> +0.61), the stride-1 depthwise conv +0.70 -> +0.68, the rest unchanged. Element-wise nests (a
 # padding copy of 58 lanes) are left out: priced so, the depthwise conv's top 8 lost its best (2.64).
+# Narrower than one register (5-7 lanes on AVX2, 6-14 on AVX-512) LLVM does not spill, but it loads
+# the vector in power-of-two pieces and joins them with lane inserts: 14 lanes are an 8-, a 4- and a
+# 2-lane load and two inserts (`vinsertf32x4`, `vinsertf64x4`; compiled for `znver4`,
+# tests/test_analyzer.py). In a register-resident micro-kernel that is priced
+# (:func:`_narrow_vector_pieces`), and a read the vectorized loop does not move (a weight broadcast
+# to every lane) as the one scalar load it is (`vbroadcastss`, or folded into the FMA as `{1to16}`)
+# instead of a vector load per FMA unit (two for 16 lanes on 256-bit units); elsewhere neither.
+# Each insert takes an FMA slot (:data:`INSERT_FMA_SLOTS`): the records rank best so, as if the
+# shuffle pipe were an FMA pipe (Intel's server AVX-512 cores have their second FMA unit on the
+# shuffle port 5); on their own port the inserts ranked worse. A fitted figure, from AMD Zen 4 only:
+# not checked on Intel. Measured on Zen 4 (twenty-fifth session, docs/results/redraft_share_s25): the
+# suite's conv2d 1x128x28x28 micro-kernel of 8 output channels x 2 rows x 14 columns (4 inserts per
+# 16 FMAs) ran 2.57 ms against 2.30 ms for 16 channels x 1 row (2 per 16), which the analyzer had
+# ranked the other way (1.67 vs 1.74 ms), and PrunerSearch stayed in that basin. On 4,224 recorded
+# programs of that conv2d, Spearman +0.42 -> +0.82 and the analyzer's top 8 / best 1.12 -> 1.00
+# (inserts on a port of their own: +0.69, 1.12; the pieces without the broadcast price: +0.81,
+# 1.00). The broadcast price, on records of the same machine kind: the bmm's, the stride-2 conv2d's
+# and the dense-128x768x3072 and -768 layers' top 8 / best 1.15, 1.78, 1.21, 1.25 -> 1.00-1.02 and
+# Spearman up 0.04-0.10 (the pieces alone change none of them); the GEMM's Spearman -0.02
+# (docs/results/insert_pricing_s26).
+INSERT_FMA_SLOTS = 1.0
 
 
 def _split_by_legalization(v: int, reg_lanes: int) -> bool:
     """Whether LLVM splits a ``v``-lane vector lane by lane: wider than a register, not a power of two."""
     return v > reg_lanes and v & (v - 1) != 0
+
+
+def _narrow_vector_pieces(v: int, reg_lanes: int) -> int:
+    """The power-of-two loads LLVM builds a contiguous ``v``-lane vector from (8 + 4 + 2 for 14 lanes):
+    1 for a power of two or a vector of one register or more."""
+    return bin(v).count("1") if 1 < v < reg_lanes else 1
 
 
 def _unrolled_loops(loops) -> list[bool]:
@@ -337,7 +364,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
             chain *= loops[j].extent
         if resident:
             written = {a.buffer for a in writes}
-            load_uops = inserts = 0.0
+            pieces = _narrow_vector_pieces(v, reg_lanes)
+            load_uops = inserts = fma_slots = 0.0
             for a, g in zip(accesses, gathered):
                 if a.is_write or a.buffer in written:
                     continue
@@ -345,12 +373,20 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                 for j in inner:
                     if a.spans[:, j].any():
                         cnt *= loops[j].extent if not (j == n - 1 and v > 1) else vec_regs
-                sh = _gather_share(a, loops, unrolled, r, **rules) if g else 0.0  # per step: the loops around it
-                load_uops += cnt * vector_uops(sh)
-                inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
+                if g:
+                    sh = _gather_share(a, loops, unrolled, r, **rules)  # per step: the loops around it
+                    load_uops += cnt * vector_uops(sh)
+                    inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
+                elif v > 1 and not a.spans[:, n - 1].any():
+                    load_uops += cnt  # a broadcast: one scalar load (folded into the FMA on AVX-512)
+                elif pieces > 1:
+                    load_uops += cnt * pieces
+                    fma_slots += cnt * (pieces - 1) * INSERT_FMA_SLOTS
+                else:
+                    load_uops += cnt * unit_ops
             fmas = chains * inner_steps * unit_ops * fma_per_elem
-            uops = load_uops + inserts + fmas
-            per_step = max(load_uops / spec.load_ports, inserts, fmas / spec.fma_units,
+            uops = load_uops + inserts + fmas + fma_slots
+            per_step = max(load_uops / spec.load_ports, inserts, (fmas + fma_slots) / spec.fma_units,
                            inner_steps * spec.fma_latency_cycles / _overlapped_chains(chain, uops / inner_steps, spec))
             cycles = steps * per_step
         else:
