@@ -127,8 +127,10 @@ def report_workload(wl, *, seed: int, per_set: int, passes: int, random_set: int
     return row
 
 
-def rescore_workload(path: str, wl, *, top: int = 8) -> dict:
+def rescore_workload(path: str, wl, *, top: int = 8, target: str | None = None) -> dict:
     """The current analyzer on programs measured earlier (``--save-programs``): no measurement.
+    ``target``: the analyzer of this LLVM target, a JSON dict (that of the machine that measured
+    them), instead of the host's.
 
     Spearman and pairwise accuracy over the saved ``random`` set; ``top_pick``: the best measured
     latency among the analyzer's ``top`` picks of all saved programs over the best of them all, and
@@ -144,7 +146,7 @@ def rescore_workload(path: str, wl, *, top: int = 8) -> dict:
 
     with open(path) as f:
         saved = json.load(f)["programs"]
-    analyzer = analyzer_for_target(tvm.target.Target(host_cpu_spec().target()))
+    analyzer = analyzer_for_target(tvm.target.Target(json.loads(target) if target else host_cpu_spec().target()))
     est, meas, sets = [], [], []
     for p in saved:
         sch = s_tir.Schedule(wl.func)
@@ -242,6 +244,10 @@ def main(argv=None) -> int:
                    help="also keep every measured program (trace + latency) in DIR/<workload>.json")
     p.add_argument("--rescore", default=None, metavar="DIR",
                    help="no measurement: score the programs saved in DIR with the current analyzer")
+    p.add_argument("--target", default=None, metavar="TARGET",
+                   help="with --rescore: the analyzer of this LLVM target, a JSON dict (e.g. '{\"kind\": \"llvm\", "
+                        "\"mcpu\": \"rocketlake\", \"num-cores\": 2}', that of the machine that measured the "
+                        "programs) instead of the host's")
     p.add_argument("--compare", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
                    help="no measurement: print the before -> after table of two report JSON files")
     p.add_argument("--out", default=None, help="JSON file; the Markdown table goes next to it (.md)")
@@ -258,7 +264,7 @@ def main(argv=None) -> int:
         for wl in workloads:
             path = os.path.join(a.rescore, f"{wl.name}.json")
             if os.path.exists(path):
-                r = rescore_workload(path, wl)
+                r = rescore_workload(path, wl, target=a.target)
                 rows.append(r)
                 print(f"{r['workload']:40s} n={r['programs']:3d} spearman {r['spearman']:+.2f} pairwise "
                       f"{r['pairwise_accuracy']:.2f} top-8 pick {r['top_pick']:.2f} (random {r['random_pick']:.2f}) "

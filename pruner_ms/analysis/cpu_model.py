@@ -114,8 +114,11 @@ HOIST_MAX_LANES = 400
 # instead of a vector load per FMA unit (two for 16 lanes on 256-bit units); elsewhere neither.
 # Each insert takes an FMA slot (:data:`INSERT_FMA_SLOTS`): the records rank best so, as if the
 # shuffle pipe were an FMA pipe (Intel's server AVX-512 cores have their second FMA unit on the
-# shuffle port 5); on their own port the inserts ranked worse. A fitted figure, from AMD Zen 4 only:
-# not checked on Intel. Measured on Zen 4 (twenty-fifth session, docs/results/redraft_share_s25): the
+# shuffle port 5); on their own port the inserts ranked worse. A fitted figure, from AMD Zen 4: on
+# Intel client programs (`rocketlake`, whose port 5 has no FMA; 96-128 programs per workload
+# measured in the third session) it is mixed, the 28x28 conv2d's top 8 / best 1.15 -> 1.06 and the 1x1 conv2d's
+# 1.00 -> 1.35 on another seed, where inserts on their own port change nothing
+# (docs/results/insert_pricing_s26/intel_rescore). Measured on Zen 4 (twenty-fifth session, docs/results/redraft_share_s25): the
 # suite's conv2d 1x128x28x28 micro-kernel of 8 output channels x 2 rows x 14 columns (4 inserts per
 # 16 FMAs) ran 2.57 ms against 2.30 ms for 16 channels x 1 row (2 per 16), which the analyzer had
 # ranked the other way (1.67 vs 1.74 ms), and PrunerSearch stayed in that basin. On 4,224 recorded
