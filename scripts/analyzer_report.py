@@ -127,10 +127,10 @@ def report_workload(wl, *, seed: int, per_set: int, passes: int, random_set: int
     return row
 
 
-def rescore_workload(path: str, wl, *, top: int = 8, target: str | None = None) -> dict:
+def rescore_workload(path: str, wl, *, top: int = 8, target: dict | None = None) -> dict:
     """The current analyzer on programs measured earlier (``--save-programs``): no measurement.
-    ``target``: the analyzer of this LLVM target, a JSON dict (that of the machine that measured
-    them), instead of the host's.
+    ``target``: the analyzer of this LLVM target (that of the machine that measured them) instead of
+    the host's.
 
     Spearman and pairwise accuracy over the saved ``random`` set; ``top_pick``: the best measured
     latency among the analyzer's ``top`` picks of all saved programs over the best of them all, and
@@ -146,7 +146,7 @@ def rescore_workload(path: str, wl, *, top: int = 8, target: str | None = None) 
 
     with open(path) as f:
         saved = json.load(f)["programs"]
-    analyzer = analyzer_for_target(tvm.target.Target(json.loads(target) if target else host_cpu_spec().target()))
+    analyzer = analyzer_for_target(tvm.target.Target(target or host_cpu_spec().target()))
     est, meas, sets = [], [], []
     for p in saved:
         sch = s_tir.Schedule(wl.func)
@@ -259,12 +259,19 @@ def main(argv=None) -> int:
         with open(a.compare[0]) as f0, open(a.compare[1]) as f1:
             print(format_comparison(json.load(f0)["rows"], json.load(f1)["rows"]))
         return 0
+    if a.target and not a.rescore:
+        p.error("--target only applies to --rescore (a measuring report uses this machine's target)")
     if a.rescore:
+        try:
+            target = json.loads(a.target) if a.target else None
+        except json.JSONDecodeError as err:
+            p.error(f"--target {a.target!r} is not JSON ({err}); give a target dict, e.g. "
+                    "'{\"kind\": \"llvm\", \"mcpu\": \"rocketlake\", \"num-cores\": 2}'")
         rows = []
         for wl in workloads:
             path = os.path.join(a.rescore, f"{wl.name}.json")
             if os.path.exists(path):
-                r = rescore_workload(path, wl, target=a.target)
+                r = rescore_workload(path, wl, target=target)
                 rows.append(r)
                 print(f"{r['workload']:40s} n={r['programs']:3d} spearman {r['spearman']:+.2f} pairwise "
                       f"{r['pairwise_accuracy']:.2f} top-8 pick {r['top_pick']:.2f} (random {r['random_pick']:.2f}) "

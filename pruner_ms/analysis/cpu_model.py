@@ -109,25 +109,25 @@ HOIST_MAX_LANES = 400
 # the vector in power-of-two pieces and joins them with lane inserts: 14 lanes are an 8-, a 4- and a
 # 2-lane load and two inserts (`vinsertf32x4`, `vinsertf64x4`; compiled for `znver4`,
 # tests/test_analyzer.py). In a register-resident micro-kernel that is priced
-# (:func:`_narrow_vector_pieces`), and a read the vectorized loop does not move (a weight broadcast
-# to every lane) as the one scalar load it is (`vbroadcastss`, or folded into the FMA as `{1to16}`)
-# instead of a vector load per FMA unit (two for 16 lanes on 256-bit units); elsewhere neither.
-# Each insert takes an FMA slot (:data:`INSERT_FMA_SLOTS`): the records rank best so, as if the
-# shuffle pipe were an FMA pipe (Intel's server AVX-512 cores have their second FMA unit on the
-# shuffle port 5); on their own port the inserts ranked worse. A fitted figure, from AMD Zen 4: on
-# Intel client programs (`rocketlake`, whose port 5 has no FMA; 96-128 programs per workload
-# measured in the third session) it is mixed, the 28x28 conv2d's top 8 / best 1.15 -> 1.06 and the 1x1 conv2d's
-# 1.00 -> 1.35 on another seed, where inserts on their own port change nothing
-# (docs/results/insert_pricing_s26/intel_rescore). Measured on Zen 4 (twenty-fifth session, docs/results/redraft_share_s25): the
-# suite's conv2d 1x128x28x28 micro-kernel of 8 output channels x 2 rows x 14 columns (4 inserts per
-# 16 FMAs) ran 2.57 ms against 2.30 ms for 16 channels x 1 row (2 per 16), which the analyzer had
-# ranked the other way (1.67 vs 1.74 ms), and PrunerSearch stayed in that basin. On 4,224 recorded
-# programs of that conv2d, Spearman +0.42 -> +0.82 and the analyzer's top 8 / best 1.12 -> 1.00
-# (inserts on a port of their own: +0.69, 1.12; the pieces without the broadcast price: +0.81,
-# 1.00). The broadcast price, on records of the same machine kind: the bmm's, the stride-2 conv2d's
-# and the dense-128x768x3072 and -768 layers' top 8 / best 1.15, 1.78, 1.21, 1.25 -> 1.00-1.02 and
-# Spearman up 0.04-0.10 (the pieces alone change none of them); the GEMM's Spearman -0.02
-# (docs/results/insert_pricing_s26).
+# (:func:`_narrow_vector_pieces`), and a read the vectorized loop does not move (a weight broadcast to
+# every lane) as the one scalar load it is (`vbroadcastss`, or folded into the FMA as `{1to16}`)
+# instead of a vector load per FMA unit (two for 16 lanes on 256-bit units); elsewhere neither. Each
+# insert takes an FMA slot (:data:`INSERT_FMA_SLOTS`): the records rank best so, as if the shuffle
+# pipe were an FMA pipe (Intel's server AVX-512 cores have their second FMA unit on the shuffle port
+# 5); on their own port the inserts ranked worse. A fitted figure, from AMD Zen 4: on Intel client
+# programs (`rocketlake`, whose port 5 has no FMA; 96-128 programs per workload measured in the third
+# session) it is mixed, the 28x28 conv2d's top 8 / best 1.15 -> 1.06 and the 1x1 conv2d's 1.00 -> 1.35
+# on another seed, where inserts on their own port change nothing
+# (docs/results/insert_pricing_s26/intel_rescore). Measured on Zen 4 (twenty-fifth session,
+# docs/results/redraft_share_s25): the suite's conv2d 1x128x28x28 micro-kernel of 8 output channels x
+# 2 rows x 14 columns (4 inserts per 16 FMAs) ran 2.57 ms against 2.30 ms for 16 channels x 1 row (2
+# per 16), which the analyzer had ranked the other way (1.67 vs 1.74 ms), and PrunerSearch stayed in
+# that basin. On 4,224 recorded programs of that conv2d, Spearman +0.42 -> +0.82 and the analyzer's
+# top 8 / best 1.12 -> 1.00 (inserts on a port of their own: +0.69, 1.12; the pieces without the
+# broadcast price: +0.81, 1.00). The broadcast price, on records of the same machine kind: the bmm's,
+# the stride-2 conv2d's and the dense-128x768x3072 and -768 layers' top 8 / best 1.15, 1.78, 1.21,
+# 1.25 -> 1.00-1.02 and Spearman up 0.04-0.10 (the pieces alone change none of them); the GEMM's
+# Spearman -0.02 (docs/results/insert_pricing_s26).
 INSERT_FMA_SLOTS = 1.0
 
 
