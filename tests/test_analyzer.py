@@ -129,24 +129,32 @@ def test_extract_nests_reads_loop_kinds():
     assert nests[1].float_ops == 2  # one multiply, one add
 
 
-def _conv_schedule(*, inline_pad: bool, rows: int = 14, columns: int = 14, kernel: int = 3):
-    """A register-blocked conv2d, 3x3 with padding 1 or 1x1 with padding 0 (``rows`` output rows x
+def _conv_schedule(*, inline_pad: bool = False, rows: int = 14, columns: int = 14, kernel: int = 3,
+                   channels: int = 64, tile_channels: int = 1):
+    """A register-blocked conv2d of ``channels`` input and output channels on 28 x 28, 3x3 with padding
+    1 or 1x1 with padding 0 (``tile_channels`` output channels x ``rows`` output rows, both unrolled, x
     ``columns`` vectorized columns per step) with the zero padding either inlined into the conv body
     (an ``if_then_else`` around the load that changes lane by lane) or kept as a block of its own."""
     from pruner_ms.bench.workloads import conv2d_nchw
 
-    wl = conv2d_nchw(1, 64, 28, 28, 64, kernel, kernel, kernel // 2)
+    wl = conv2d_nchw(1, channels, 28, 28, channels, kernel, kernel, kernel // 2)
     sch = Schedule(wl.func)
     if inline_pad:
         sch.compute_inline(sch.get_sblock("pad"))
     conv = sch.get_sblock("conv")
     b, f, y, x, rc, ry, rx = sch.get_loops(conv)
+    unrolled = []
+    if tile_channels > 1:
+        f, f1 = sch.split(f, [None, tile_channels])
+        unrolled.append(f1)
     y0, y1 = sch.split(y, [None, rows])
     x0, x1 = sch.split(x, [None, columns])
-    sch.reorder(b, f, y0, x0, rc, ry, rx, y1, x1)
+    unrolled.append(y1)
+    sch.reorder(b, f, y0, x0, rc, ry, rx, *unrolled, x1)
     sch.parallel(sch.fuse(b, f))
     sch.vectorize(x1)
-    sch.unroll(y1)
+    for loop in unrolled:
+        sch.unroll(loop)
     sch.decompose_reduction(conv, rc)
     return wl, sch
 
@@ -422,24 +430,9 @@ def test_a_vector_wider_than_a_register_and_not_a_power_of_two_is_split_lane_by_
 
 def _conv_register_tile(channels: int, rows: int):
     """The suite's conv2d 1x128x28x28 (128 filters 3x3, padding 1) with a register tile of
-    ``channels`` output channels x ``rows`` output rows (both unrolled) x 14 columns (vectorized)
-    inside the reduction over input channels and the window: 16 accumulators for 16 x 1 and 8 x 2."""
-    from pruner_ms.bench.workloads import conv2d_nchw
-
-    wl = conv2d_nchw(1, 128, 28, 28, 128, 3, 3, 1)
-    sch = Schedule(wl.func)
-    conv = sch.get_sblock("conv")
-    b, f, y, x, rc, ry, rx = sch.get_loops(conv)
-    f0, f1 = sch.split(f, [None, channels])
-    y0, y1 = sch.split(y, [None, rows])
-    x0, x1 = sch.split(x, [None, 14])
-    sch.reorder(b, f0, y0, x0, rc, ry, rx, f1, y1, x1)
-    sch.parallel(sch.fuse(b, f0))
-    sch.vectorize(x1)
-    sch.unroll(f1)
-    sch.unroll(y1)
-    sch.decompose_reduction(conv, rc)
-    return wl, sch
+    ``channels`` output channels x ``rows`` output rows x 14 columns (:func:`_conv_schedule`): 16
+    accumulators for 16 x 1 and 8 x 2."""
+    return _conv_schedule(rows=rows, channels=128, tile_channels=channels)
 
 
 def test_a_vector_narrower_than_a_register_is_loaded_in_pieces_joined_by_inserts():
@@ -539,7 +532,7 @@ def _innermost_fma_loop(asm: str) -> tuple[str, str]:
             if "vfmadd" in text:
                 loops.append((i - labels[jump.group(1)], text))
     assert loops, "no loop with FMAs in the compiled code"
-    return min(loops)[1], body
+    return min(loops, key=lambda loop: loop[0])[1], body
 
 
 def _lane_ops_in_innermost_fma_loop(asm: str) -> tuple[int, int]:
