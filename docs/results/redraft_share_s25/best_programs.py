@@ -8,7 +8,7 @@ import argparse
 
 from pruner_ms.analysis import analyzer_for_target
 from pruner_ms.integration.measured_latency import record_seconds
-from records import best_records, replayed
+from records import best_records, decisions, replayed
 
 parser = argparse.ArgumentParser()
 parser.add_argument("runs", nargs="+")
@@ -19,5 +19,5 @@ for run in args.runs:
     print(f"== {run}: recorded ms, analyzer ms, decisions (tiles, unroll, compute location)")
     for rec in best_records(run)[: args.top]:
         analyzer = analyzers.setdefault(str(rec.target), analyzer_for_target(rec.target))
-        decisions = [[int(x) for x in v] if hasattr(v, "__len__") else int(v) for v in rec.trace.decisions.values()]
-        print(f"{1e3 * record_seconds(rec):.3f} {1e3 * analyzer.estimate_seconds(replayed(rec).mod):.3f} {decisions}")
+        decided = decisions(rec)
+        print(f"{1e3 * record_seconds(rec):.3f} {1e3 * analyzer.estimate_seconds(replayed(rec).mod):.3f} {decided}")

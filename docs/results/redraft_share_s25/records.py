@@ -27,3 +27,8 @@ def replayed(rec) -> Schedule:
     sch = Schedule(rec.workload.mod)
     rec.trace.apply_to_schedule(sch, remove_postproc=False)
     return sch
+
+
+def decisions(rec) -> list:
+    """The record's sampling decisions as plain lists and ints (tile sizes, unroll, compute location)."""
+    return [[int(x) for x in v] if hasattr(v, "__len__") else int(v) for v in rec.trace.decisions.values()]

@@ -12,7 +12,7 @@ import numpy as np
 import _paths  # noqa: F401
 from pruner_ms.analysis import analyzer_for_target
 from pruner_ms.integration.measured_latency import record_seconds
-from records import best_records, replayed
+from records import best_records, decisions, replayed
 
 KEYS = ["vector_lanes", "accumulator_chains", "register_resident", "bound", "compute_s", "l1_miss_s", "l2_miss_s", "tlb_s"]
 
@@ -28,16 +28,16 @@ for run in args.runs:
             continue
         analyzer = analyzers.setdefault(str(rec.target), analyzer_for_target(rec.target))
         est = analyzer.analyze(replayed(rec).mod)
-        decisions = [[int(x) for x in v] if hasattr(v, "__len__") else int(v) for v in rec.trace.decisions.values()]
+        decided = decisions(rec)
         compute = max(est.nests, key=lambda nest: nest.symbols["flops"]).symbols
-        rows.append((seconds * 1e3, est.seconds * 1e3, decisions, compute))
+        rows.append((seconds * 1e3, est.seconds * 1e3, decided, compute))
 measured, estimated = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
 rank_measured, rank_estimated = measured.argsort().argsort(), estimated.argsort().argsort()
 
 
 def show(i: int) -> None:
-    ms, est, decisions, symbols = rows[i]
-    print(f"  measured {ms:.3f} ms (rank {rank_measured[i]}), analyzer {est:.3f} ms (rank {rank_estimated[i]}) {decisions} "
+    ms, est, decided, symbols = rows[i]
+    print(f"  measured {ms:.3f} ms (rank {rank_measured[i]}), analyzer {est:.3f} ms (rank {rank_estimated[i]}) {decided} "
           + " ".join(f"{k}={round(symbols[k] * 1e3, 3) if k.endswith('_s') else symbols[k]}" for k in KEYS))
 
 

@@ -18,7 +18,7 @@ import _paths  # noqa: F401
 import pruner_ms.analysis.cpu_model as cpu_model
 from pruner_ms.analysis import analyzer_for_target, extract_nests
 from pruner_ms.integration.measured_latency import record_seconds
-from records import best_records, replayed
+from records import best_records, decisions, replayed
 from test_analyzer import _innermost_fma_loop
 
 
@@ -51,7 +51,7 @@ for run in sys.argv[1:]:
         loop, _ = _innermost_fma_loop(tvm.compile(sch.mod, target=rec.target).mod.inspect_source("asm"))
         stores = len(re.findall(r"vmov\w+\s+%[xyz]mm\d+, -?\d*\(", loop)) / len(re.findall(r"vfmadd", loop))
         nest = max(extract_nests(sch.mod["main"]), key=lambda nest: nest.float_ops * math.prod(l.extent for l in nest.loops))
-        d = [[int(x) for x in v] if hasattr(v, "__len__") else int(v) for v in rec.trace.decisions.values()]
+        d = decisions(rec)
         rows.append(dict(ms=record_seconds(rec) * 1e3, est=est.seconds * 1e3, memory=stores >= 0.5, d=d,
                          k1=d[2][1], between=d[0][2] * d[1][2], unroll=d[3], llvm_only=llvm_only_unrolled_output_loop(nest)))
 memory = [r for r in rows if r["memory"]]

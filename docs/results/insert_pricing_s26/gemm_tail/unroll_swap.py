@@ -15,7 +15,7 @@ from tvm.s_tir import Schedule
 
 import _paths  # noqa: F401
 from pruner_ms.integration.measured_latency import record_seconds
-from records import best_records
+from records import best_records, decisions
 from test_analyzer import _innermost_fma_loop
 
 PROGRAMS = [  # decisions (tiles i, j, k, unroll) of memory_accumulators.txt, measured 6-12 ms
@@ -26,15 +26,12 @@ PROGRAMS = [  # decisions (tiles i, j, k, unroll) of memory_accumulators.txt, me
 ]
 
 
-def decisions_of(rec) -> list:
-    return [[int(x) for x in v] if hasattr(v, "__len__") else int(v) for v in rec.trace.decisions.values()]
-
-
 found = {}
 for run in sys.argv[1:]:
     for rec in best_records(run):
-        if math.isfinite(record_seconds(rec)) and decisions_of(rec) in PROGRAMS and str(decisions_of(rec)) not in found:
-            found[str(decisions_of(rec))] = rec
+        decided = decisions(rec)
+        if math.isfinite(record_seconds(rec)) and decided in PROGRAMS and str(decided) not in found:
+            found[str(decided)] = rec
 print("| decisions | recorded ms | unroll decision | stores / FMA | measured ms |")
 print("|---|---|---|---|---|")
 for key, rec in found.items():
