@@ -2,7 +2,7 @@
 """How well the symbolic analyzer ranks the programs that tuning runs measured on this machine.
 
 For every workload of every work_dir given, each valid record is replayed as MetaSchedule compiles it
-(``trace.apply_to_schedule(..., remove_postproc=False)``), the analyzer of the record's target
+(:func:`pruner_ms.integration.database.compiled_schedule`), the analyzer of the record's target
 estimates it, and its estimates are compared with the latencies the run recorded: Spearman rank
 correlation, pairwise accuracy (:func:`pruner_ms.cost_model.train.pairwise_accuracy`), and
 the best recorded latency among the analyzer's top ``--top`` against the best of all (1.0: the
@@ -32,10 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def score_work_dir(work_dir: str, *, top: int) -> list[dict]:
     """One row per workload of ``work_dir``: the analyzer against the recorded latencies."""
-    from tvm.s_tir import Schedule
-
     from pruner_ms.analysis import analyzer_for_target
-    from pruner_ms.integration.database import workload_name
+    from pruner_ms.integration.database import compiled_schedule, workload_name
     from pruner_ms.integration.measured_latency import record_seconds
     from pruner_ms.integration.resume import open_database, workload_key
 
@@ -54,8 +52,7 @@ def score_work_dir(work_dir: str, *, top: int) -> list[dict]:
             if target not in analyzers:
                 analyzers[target] = analyzer_for_target(rec.target)
             try:
-                sch = Schedule(rec.workload.mod)
-                rec.trace.apply_to_schedule(sch, remove_postproc=False)
+                sch = compiled_schedule(rec.workload.mod, rec.trace)
             except Exception as err:  # noqa: BLE001  (a record of another TVM version: counted, reported)
                 replay_failures += 1
                 print(f"{work_dir}: a record does not replay ({type(err).__name__}); left out", file=sys.stderr)

@@ -16,6 +16,7 @@ from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms.bench.workloads import gemm
+from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.cost_model.pacm import CheckpointError, PaCM, throughput_labels
 from pruner_ms.cost_model.patterns import (
     PAD,
@@ -85,8 +86,7 @@ def test_pattern_tokens_of_cpu_programs_are_nonempty_and_deterministic(gemm_db):
         ids, values = pattern_features(mod)
         assert ids.shape == (23,) and values.shape[0] == 23
         assert (ids != PAD).sum() >= 2 and np.isfinite(values).all()
-        again = Schedule(wl.mod["main"], seed=1, debug_mask=0)
-        rec.trace.apply_to_schedule(again, remove_postproc=False)
+        again = compiled_schedule(wl.mod["main"], rec.trace)
         assert np.array_equal(pattern_tokens(again.mod), ids)
         assert np.array_equal(pattern_features(again.mod)[1], values)
         steps = describe(mod)

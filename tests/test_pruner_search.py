@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 import tvm
 import tvm_ffi
-from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms import PrunerSearch, tune_tir
 from pruner_ms.bench.workloads import gemm
+from pruner_ms.integration.database import compiled_schedule
 
 from .conftest import failing_builder, run_and_check
 
@@ -21,12 +21,7 @@ def _records(work_dir: str, workload) -> list:
 
 
 def _program_keys(records, func) -> list[int]:
-    keys = []
-    for rec in records:
-        sch = Schedule(func, seed=1, debug_mask=0)
-        rec.trace.apply_to_schedule(sch, remove_postproc=False)
-        keys.append(int(tvm_ffi.structural_hash(sch.mod)))
-    return keys
+    return [int(tvm_ffi.structural_hash(compiled_schedule(func, rec.trace).mod)) for rec in records]
 
 
 @pytest.mark.slow

@@ -23,11 +23,11 @@ def a100():
 
 def test_pruner_search_tunes_tensor_cores_end_to_end(a100, tmp_path):
     import tvm_ffi
-    from tvm.s_tir import Schedule
     from tvm.s_tir import meta_schedule as ms
 
     import pruner_ms
     from pruner_ms.integration.cuda import CudaBuilder, SyntheticLatencyRunner
+    from pruner_ms.integration.database import compiled_schedule
 
     wl = gemm_fp16(256, 256, 256)
     builder = CudaBuilder(max_workers=2)
@@ -39,8 +39,7 @@ def test_pruner_search_tunes_tensor_cores_end_to_end(a100, tmp_path):
     assert len(records) == 16 and builder.stats.ok == 16
     keys = set()
     for rec in records:
-        sch = Schedule(wl.func)
-        rec.trace.apply_to_schedule(sch, remove_postproc=False)
+        sch = compiled_schedule(wl.func, rec.trace)
         assert "tvm_mma_sync" in sch.mod.script()  # every measured program runs on tensor cores
         keys.add(int(tvm_ffi.structural_hash(sch.mod)))
     assert len(keys) == 16  # none measured twice

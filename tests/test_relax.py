@@ -64,15 +64,14 @@ def test_a_measured_run_continues_from_the_zero_measurement_drafts(tmp_path, tar
     """The drafts are saved in the work_dir, apart from the measured records; a measured run there
     measures each task's draft in its first batch."""
     import tvm_ffi
-    from tvm.s_tir import Schedule
 
+    from pruner_ms.integration.database import compiled_schedule
     from pruner_ms.integration.resume import open_database, open_drafts, workload_key
 
     def programs(database) -> dict:
         out: dict = {}
         for rec in database.get_all_tuning_records():
-            sch = Schedule(rec.workload.mod)
-            rec.trace.apply_to_schedule(sch, remove_postproc=False)
+            sch = compiled_schedule(rec.workload.mod, rec.trace)
             out.setdefault(workload_key(rec.workload.mod), set()).add(int(tvm_ffi.structural_hash(sch.mod)))
         return out
 

@@ -11,10 +11,10 @@ import time
 
 import pytest
 import tvm_ffi
-from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 import pruner_ms
+from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.resume import (
     RECORD_FILE,
     WORKLOAD_FILE,
@@ -28,11 +28,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _distinct_programs(work_dir: str, func) -> tuple[int, int]:
     records = ms.database.JSONDatabase(work_dir=work_dir).get_all_tuning_records()
-    keys = set()
-    for rec in records:
-        sch = Schedule(func, seed=1, debug_mask=0)
-        rec.trace.apply_to_schedule(sch, remove_postproc=False)
-        keys.add(int(tvm_ffi.structural_hash(sch.mod)))
+    keys = {int(tvm_ffi.structural_hash(compiled_schedule(func, rec.trace).mod)) for rec in records}
     return len(records), len(keys)
 
 

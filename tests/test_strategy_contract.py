@@ -18,6 +18,7 @@ from tvm.s_tir.schedule import Trace
 
 from pruner_ms import PrunerSearch
 from pruner_ms.bench.workloads import gemm
+from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import METASCHEDULE_FAILED_SECONDS
 
 SMALL = {"population_size": 32, "draft_size": 16}
@@ -112,6 +113,28 @@ def test_no_program_the_database_holds_is_handed_out_valid_or_failed(target):
     handed = [_key(c.sch) for b in second for c in b]
     assert handed and not held & set(handed)
     assert len(set(handed)) == len(handed)
+
+
+def test_each_record_replays_to_the_program_handed_out(target):
+    """``compiled_schedule`` of a committed record is the program the strategy handed out, with the
+    postprocessors' work in it: here MetaSchedule's own LLVM space, whose postprocessors parallelize,
+    vectorize and unroll (replayed without them, the programs differ)."""
+    mod = tvm.IRModule({"main": gemm(64, 64, 64).func})
+    context = ms.TuneContext(mod=mod, target=target, space_generator=ms.space_generator.PostOrderApply(),
+                             search_strategy=PrunerSearch(**SMALL), task_name="records", rand_state=0,
+                             num_threads=2)
+    database = ms.database.MemoryDatabase()
+    batches = _play(context, database, max_trials=12, per_iter=6)
+    handed = sorted(_key(c.sch) for b in batches for c in b)
+    records = database.get_all_tuning_records()
+    assert len(set(handed)) == len(records) == 12
+    assert sorted(_key(compiled_schedule(mod, rec.trace)) for rec in records) == handed
+    without_postprocs = []
+    for rec in records:
+        sch = Schedule(mod)
+        rec.trace.apply_to_schedule(sch, remove_postproc=True)
+        without_postprocs.append(_key(sch))
+    assert not set(without_postprocs) & set(handed)
 
 
 def test_the_batch_just_measured_is_the_next_rounds_measured_best(target):

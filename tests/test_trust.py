@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import tvm
 import tvm_ffi
-from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms import PrunerSearch, SymbolicAnalyzer
+from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import record_seconds
 from pruner_ms.strategy.trust import AnalyzerTrust, spearman
 
@@ -62,17 +62,13 @@ def _remeasure_best(dbs: dict, wl, target, passes: int = 5, top: int = 4) -> dic
     """Each database's best program after re-measurement: its ``top`` fastest records by tuning-time
     latency, compiled and re-measured round-robin (median of ``passes``), best of them. The comparison
     is then not decided by the luckiest of many noisy tuning-time measurements."""
-    from tvm.s_tir import Schedule
-
     args = [tvm.runtime.tensor(x) for x in wl.make_inputs(np.random.default_rng(0))]
     args.append(tvm.runtime.empty(wl.output_shape, wl.output_dtype))
     evaluators = {}
     for name, db in dbs.items():
         mod = tvm.IRModule({"main": wl.func})
         for i, rec in enumerate(db.get_top_k(db.commit_workload(mod), top)):
-            sch = Schedule(mod)
-            rec.trace.apply_to_schedule(sch, remove_postproc=False)
-            ex = tvm.compile(sch.mod, target=target)
+            ex = tvm.compile(compiled_schedule(mod, rec.trace).mod, target=target)
             evaluators[(name, i)] = ex.mod.time_evaluator("main", tvm.cpu(), number=20, repeat=1, min_repeat_ms=50)
     samples = {key: [] for key in evaluators}
     for _ in range(passes):
@@ -118,9 +114,7 @@ def test_space_without_decisions_is_measured_once(tmp_path, target, builder, gem
 
 
 def _program_key(func, trace) -> int:
-    sch = Schedule(func, seed=1, debug_mask=0)
-    trace.apply_to_schedule(sch, remove_postproc=False)
-    return int(tvm_ffi.structural_hash(sch.mod))
+    return int(tvm_ffi.structural_hash(compiled_schedule(func, trace).mod))
 
 
 @pytest.mark.slow

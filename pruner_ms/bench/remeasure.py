@@ -59,9 +59,9 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
     """
     import tvm
     import tvm_ffi
-    from tvm import s_tir
 
     from ..hardware import host_cpu_spec
+    from ..integration.database import compiled_schedule
 
     target = tvm.target.Target(host_cpu_spec().target())
     args = [tvm.runtime.tensor(x) for x in workload.make_inputs(np.random.default_rng(0))]
@@ -71,8 +71,7 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
     for i, (run, wd) in enumerate(runs_with_dirs):
         progs = decisive(measured_programs(run, wd, workload), top)
         for p in progs:
-            sch = s_tir.Schedule(workload.func)
-            p["trace"].apply_to_schedule(sch, remove_postproc=False)
+            sch = compiled_schedule(workload.func, p["trace"])
             key = int(tvm_ffi.structural_hash(sch.mod))
             p["key"] = key
             if key not in evaluators:

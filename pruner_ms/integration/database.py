@@ -1,4 +1,5 @@
-"""Tuning records across work_dirs: records by workload, statistics, merging and export.
+"""Tuning records across work_dirs: the program a record holds, records by workload, statistics,
+merging and export.
 
 A MetaSchedule work_dir holds a ``JSONDatabase`` (:func:`~pruner_ms.integration.resume.open_database`
 opens it after checking it). Records are keyed here as MetaSchedule keys them: by the workload's
@@ -12,6 +13,7 @@ import dataclasses
 import json
 import math
 
+from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
 from .measured_latency import record_seconds
@@ -27,6 +29,16 @@ def workload_name(mod) -> str:
         if getattr(p, "shape", None) is not None:
             shapes.append("x".join(str(d) for d in p.shape))
     return f"{names[0]}({', '.join(shapes)})"
+
+
+def compiled_schedule(mod, trace) -> Schedule:
+    """The program a record's ``trace`` made of ``mod`` (an ``IRModule`` or ``PrimFunc``), as MetaSchedule
+    built and ran it: the trace replayed with its decisions and its postprocessors' instructions (a
+    record keeps them; a search strategy replays without them and runs the postprocessors itself).
+    Raises what TVM raises when the trace does not apply to ``mod`` (e.g. a record of another shape)."""
+    sch = Schedule(mod)
+    trace.apply_to_schedule(sch, remove_postproc=False)
+    return sch
 
 
 def record_key(record) -> tuple[int, str, str]:

@@ -14,11 +14,10 @@ import logging
 import math
 import os
 
-from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.meta_schedule.utils import remove_build_dir
 
-from .database import workload_name
+from .database import compiled_schedule, workload_name
 from .measured_latency import METASCHEDULE_FAILED_SECONDS, mean_run_seconds, record_seconds, result_seconds
 from .resume import RECORD_FILE, measured_count, open_database, workload_key
 
@@ -76,9 +75,8 @@ def _measure_here(records, mod, target, builder, runner) -> list[list[float]]:
     out: list[list[float] | None] = [None] * len(records)
     schedules, applied = [], []
     for i, rec in enumerate(records):
-        sch = Schedule(mod)
         try:
-            rec.trace.apply_to_schedule(sch, remove_postproc=False)
+            sch = compiled_schedule(mod, rec.trace)
         except Exception as err:  # noqa: BLE001  (a record whose trace no longer applies is skipped, never fatal)
             logger.warning("--reuse: a record of %s no longer applies to it (%s: %s); skipped", workload_name(mod),
                            type(err).__name__, str(err).splitlines()[0] if str(err) else "")

@@ -6,6 +6,7 @@ import os
 from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 
+from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import record_seconds
 from pruner_ms.integration.resume import RECORD_FILE, open_database
 
@@ -24,9 +25,7 @@ def best_records(run: str) -> list:
 
 def replayed(rec) -> Schedule:
     """The record's program as MetaSchedule compiled it (its trace with the postprocessors)."""
-    sch = Schedule(rec.workload.mod)
-    rec.trace.apply_to_schedule(sch, remove_postproc=False)
-    return sch
+    return compiled_schedule(rec.workload.mod, rec.trace)
 
 
 def decisions(rec) -> list:
