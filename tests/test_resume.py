@@ -63,10 +63,17 @@ def test_interrupted_run_resumes_to_exact_budget(tmp_path, target, builder, gemm
     while _lines(records) < 8 and proc.poll() is None and time.time() < deadline:
         time.sleep(0.2)
     assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
+    # a first SIGINT can be lost inside a callback that MetaSchedule calls (seen twice in the
+    # twenty-seventh session: the run went on to its whole budget), so it is sent again every second
+    # until the run ends, as a user presses Ctrl-C again
+    deadline = time.time() + 60
+    while proc.poll() is None and time.time() < deadline:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+    if proc.poll() is None:
         proc.kill()
         proc.wait()
     measured_before, _ = _distinct_programs(wd, gemm64.func)  # the database reads back
