@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 import tvm
-from tvm.s_tir import Schedule
 
 import _paths  # noqa: F401
+from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import record_seconds
 from records import best_records, decisions
 from test_analyzer import _innermost_fma_loop
@@ -37,8 +37,7 @@ print("|---|---|---|---|---|")
 for key, rec in found.items():
     unroll_inst = [inst for inst in rec.trace.decisions if len(inst.outputs) == 1 and not hasattr(rec.trace.decisions[inst], "__len__")][-1]
     for choice in (0, 3, int(rec.trace.decisions[unroll_inst])):
-        sch = Schedule(rec.workload.mod)
-        rec.trace.with_decision(unroll_inst, choice, remove_postproc=False).apply_to_schedule(sch, remove_postproc=False)
+        sch = compiled_schedule(rec.workload.mod, rec.trace.with_decision(unroll_inst, choice, remove_postproc=False))
         ex = tvm.compile(sch.mod, target=rec.target)
         loop, _ = _innermost_fma_loop(ex.mod.inspect_source("asm"))
         stores = len(re.findall(r"vmov\w+\s+%[xyz]mm\d+, -?\d*\(", loop)) / len(re.findall(r"vfmadd", loop))
