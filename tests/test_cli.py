@@ -166,3 +166,36 @@ def test_a_command_without_torch_objects_imports_tvm_without_torch(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "nothing")], capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.split() == ["2", "True", "False", "2.0"], out.stdout + out.stderr
+
+
+@pytest.mark.slow
+def test_one_ctrl_c_stops_tune_with_how_to_resume(tmp_path):
+    """One SIGINT (Ctrl-C) mid-run: exit 130 with the resume hint, not a traceback, and the run resumes."""
+    import signal
+    import time
+
+    wd = str(tmp_path / "wd")
+    cmd = [sys.executable, "-m", "pruner_ms.cli", "tune", "--workload", "gemm-64", "--trials", "64",
+           "--trials-per-iter", "8", "--work-dir", wd, "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    records = os.path.join(wd, "database_tuning_record.json")
+    deadline = time.time() + 240
+
+    def lines() -> int:
+        return open(records, "rb").read().count(b"\n") if os.path.exists(records) else 0
+
+    while lines() < 8 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("pruner-ms tune went on for 60 s after a Ctrl-C")
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted; what was measured is in the work_dir's database" in err
+    assert "Traceback" not in err
+    assert 8 <= lines() < 64

@@ -158,7 +158,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .resume import measured_count, open_database, open_drafts
     from .runners import make_runner
     from .tune import default_builder, verify_cost_model
-    from .workarounds import meta_schedule_logging, normalize_target, tensor_intrinsics_for
+    from .workarounds import keep_keyboard_interrupt, meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
     from ..task_scheduler import make_task_scheduler
     from .resume import workload_key
@@ -198,6 +198,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
             strategy=strategy, seed=seed)
         if remaining > 0 and contexts:
             measure_callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + list(callbacks or [])
+            keep_keyboard_interrupt()  # a Ctrl-C during tuning stops it (and the CLI says how to resume)
             with meta_schedule_logging():
                 ms.tune_tasks(
                     tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,

@@ -15,7 +15,13 @@ from .cuda import (
 )
 from .resume import measured_count, open_database
 from .runners import make_runner
-from .workarounds import WarmPoolBuilder, meta_schedule_logging, normalize_target, tensor_intrinsics_for
+from .workarounds import (
+    WarmPoolBuilder,
+    keep_keyboard_interrupt,
+    meta_schedule_logging,
+    normalize_target,
+    tensor_intrinsics_for,
+)
 
 logger = logging.getLogger("pruner_ms")
 
@@ -153,6 +159,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
             per_task = min(per_task, max_trials_global - done)
         kwargs["max_trials_per_task"] = per_task
         max_trials_global -= done
+    keep_keyboard_interrupt()  # a Ctrl-C during tuning stops it (and the CLI says how to resume)
     with meta_schedule_logging(), tensor_intrinsics_for(target):
         return ms.tune_tir(
             mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,

@@ -17,7 +17,7 @@ from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchSt
 
 from ..analysis import SymbolicAnalyzer, analyzer_for_target
 from ..integration.measured_latency import result_seconds
-from ..integration.workarounds import python_object_of, shorten_xgb_warmup
+from ..integration.workarounds import keep_keyboard_interrupt, python_object_of, shorten_xgb_warmup
 from .genetic import evolve
 from .population import Candidate, Population
 from .profile import RoundProfile
@@ -251,6 +251,9 @@ class PrunerSearch(PySearchStrategy):
 
     # -- MetaSchedule interface ------------------------------------------------------------------
     def _initialize_with_tune_context(self, context) -> None:
+        # a Ctrl-C in a C++ call made for one candidate must stop the search, not count as that
+        # candidate's failure (also when MetaSchedule's own tune_tir drives this strategy)
+        keep_keyboard_interrupt()
         self.context = context
         if self.analyzer is None:
             self.analyzer = analyzer_for_target(context.target)

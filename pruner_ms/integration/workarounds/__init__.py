@@ -6,7 +6,8 @@
 * :mod:`.cost_model_access`: :func:`python_object_of`, :func:`shorten_xgb_warmup` (XGBoost's random warm-up);
 * :mod:`.cuda_binary`: the wmma ``shared.dyn`` lowering bug and embedding nvcc's binary in an artifact;
 * :mod:`.tensor_intrinsics`: :func:`tensor_intrinsics_for` (a CPU run need not parse CUDA's intrinsics);
-* :mod:`.torch_import`: :func:`import_tvm_without_torch` (``import tvm`` imports torch).
+* :mod:`.torch_import`: :func:`import_tvm_without_torch` (``import tvm`` imports torch);
+* :mod:`.keyboard_interrupt`: :func:`keep_keyboard_interrupt` (Ctrl-C in a callback C++ calls becomes a ``RuntimeError``).
 
 Names are imported from their module on first use, so importing one of these modules does not
 import the others (nor TVM, for :mod:`.torch_import`).
@@ -24,6 +25,7 @@ _EXPORTS = {
     "meta_schedule_logging": ".meta_schedule_logging",
     "TargetError": ".targets", "legacy_target_to_dict": ".targets", "normalize_target": ".targets",
     "tensor_intrinsics_for": ".tensor_intrinsics", "import_tvm_without_torch": ".torch_import",
+    "keep_keyboard_interrupt": ".keyboard_interrupt",
 }
 __all__ = sorted(_EXPORTS)
 
