@@ -42,6 +42,16 @@ def gemm64():
     return gemm(64, 64, 64)
 
 
+def program_key(func, trace) -> int:
+    """The program a tuning record's trace compiles to (as MetaSchedule built it), as a structural hash:
+    two records of one workload hold the same program if and only if their keys are equal."""
+    import tvm_ffi
+
+    from pruner_ms.integration.database import compiled_schedule
+
+    return int(tvm_ffi.structural_hash(compiled_schedule(func, trace).mod))
+
+
 def run_and_check(sch_mod, workload, target) -> float:
     """Compile a scheduled module, run it on random inputs, return the max error vs numpy."""
     import tvm

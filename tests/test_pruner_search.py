@@ -8,9 +8,8 @@ from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms import PrunerSearch, tune_tir
 from pruner_ms.bench.workloads import gemm
-from pruner_ms.integration.database import compiled_schedule
 
-from .conftest import failing_builder, run_and_check
+from .conftest import failing_builder, program_key, run_and_check
 
 SMALL = dict(population_size=64, draft_size=32)
 
@@ -21,7 +20,7 @@ def _records(work_dir: str, workload) -> list:
 
 
 def _program_keys(records, func) -> list[int]:
-    return [int(tvm_ffi.structural_hash(compiled_schedule(func, rec.trace).mod)) for rec in records]
+    return [program_key(func, rec.trace) for rec in records]
 
 
 @pytest.mark.slow

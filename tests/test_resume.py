@@ -10,11 +10,9 @@ import textwrap
 import time
 
 import pytest
-import tvm_ffi
 from tvm.s_tir import meta_schedule as ms
 
 import pruner_ms
-from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.resume import (
     RECORD_FILE,
     WORKLOAD_FILE,
@@ -22,13 +20,15 @@ from pruner_ms.integration.resume import (
     open_database,
 )
 
+from .conftest import program_key
+
 SMALL = {"population_size": 64, "draft_size": 32}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _distinct_programs(work_dir: str, func) -> tuple[int, int]:
     records = ms.database.JSONDatabase(work_dir=work_dir).get_all_tuning_records()
-    keys = {int(tvm_ffi.structural_hash(compiled_schedule(func, rec.trace).mod)) for rec in records}
+    keys = {program_key(func, rec.trace) for rec in records}
     return len(records), len(keys)
 
 

@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pytest
 import tvm
-import tvm_ffi
 from tvm.s_tir import meta_schedule as ms
 
 from pruner_ms import PrunerSearch, SymbolicAnalyzer
@@ -14,7 +13,7 @@ from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import record_seconds
 from pruner_ms.strategy.trust import AnalyzerTrust, spearman
 
-from .conftest import failing_builder
+from .conftest import failing_builder, program_key
 
 
 def test_spearman_matches_pearson_of_ranks_with_ties():
@@ -113,10 +112,6 @@ def test_space_without_decisions_is_measured_once(tmp_path, target, builder, gem
     assert len(records) == 1 and math.isfinite(record_seconds(records[0]))
 
 
-def _program_key(func, trace) -> int:
-    return int(tvm_ffi.structural_hash(compiled_schedule(func, trace).mod))
-
-
 @pytest.mark.slow
 def test_failed_programs_in_the_database_are_never_measured_again(tmp_path, target, builder, gemm64):
     """MetaSchedule's get_top_k skips failed records; the strategy must not hand them out again."""
@@ -126,14 +121,14 @@ def test_failed_programs_in_the_database_are_never_measured_again(tmp_path, targ
                 strategy=PrunerSearch(**small), builder=failing_builder(builder, 2), num_tuning_cores=2, seed=4)
     db = ms.database.JSONDatabase(work_dir=wd)
     first = db.get_all_tuning_records()
-    failed = {_program_key(gemm64.func, r.trace) for r in first if not math.isfinite(record_seconds(r))}
+    failed = {program_key(gemm64.func, r.trace) for r in first if not math.isfinite(record_seconds(r))}
     assert len(failed) == 8
     # a second run over the same database (resume=False: a full budget more) measures none of them
     ms.tune_tir(gemm64.func, target, wd, max_trials_global=16, num_trials_per_iter=8,
                 strategy=PrunerSearch(**small, resume=False), builder=builder, num_tuning_cores=2, seed=5)
     records = ms.database.JSONDatabase(work_dir=wd).get_all_tuning_records()
     assert len(records) == 32
-    keys = [_program_key(gemm64.func, r.trace) for r in records]
+    keys = [program_key(gemm64.func, r.trace) for r in records]
     assert len(set(keys)) == 32, "a program was measured twice"
 
 
