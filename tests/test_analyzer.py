@@ -641,3 +641,61 @@ def test_the_outputs_of_an_unrolled_body_keep_their_registers_across_the_rolled_
     assert fits["register_resident"] and fits["accumulator_chains"] == 8, fits
     assert not spills["register_resident"] and spills["accumulator_chains"] == 64, spills
     assert spills["compute_s"] > 2 * fits["compute_s"], (fits, spills)
+
+
+def _stride2_dwconv_schedule(*, inline_pad: bool):
+    """The suite's stride-2 depthwise conv2d (96 channels, 112 x 112 in, 56 x 56 out, 3x3) as the
+    fastest program PrunerSearch measured for it (docs/results/guarded_loops_s28): a task per channel
+    and half a column of rows, 28 output columns vectorized under the unrolled 3x3 window, with the zero
+    padding inlined (an ``if_then_else`` that changes lane by lane) or kept as a block of its own."""
+    from pruner_ms.bench.workloads import depthwise_conv2d_nchw
+
+    wl = depthwise_conv2d_nchw(1, 96, 112, 112, 3, 3, 2, 1)
+    sch = Schedule(wl.func)
+    if inline_pad:
+        sch.compute_inline(sch.get_sblock("pad"))
+    conv = sch.get_sblock("dwconv")
+    b, c, y, x, ry, rx = sch.get_loops(conv)
+    y0, y1 = sch.split(y, [None, 28])
+    x0, x1 = sch.split(x, [None, 28])
+    sch.reorder(b, c, y0, y1, x0, ry, rx, x1)
+    sch.parallel(sch.fuse(b, c, y0))
+    sch.unroll(ry)
+    sch.unroll(rx)
+    sch.vectorize(x1)
+    sch.decompose_reduction(conv, ry)
+    return wl, sch
+
+
+def test_a_guarded_vector_loop_is_vectorized_by_llvm_with_interleaved_loads():
+    """What :data:`pruner_ms.analysis.cpu_model.LLVM_INTERLEAVE_MAX_STRIDE` stands on, read from the
+    code compiled for AVX-512 (`znver4`; nothing runs). With the padding inlined, TVM leaves the
+    28-column loop scalar and LLVM vectorizes it: the stride-2 input rows are loaded whole (masked, for
+    the padding) and their even lanes picked out with shuffles; lanes are loaded one by one only in the
+    edge iterations LLVM peels off (fewer than a quarter of a gather's 9 taps x 28 lanes). With the
+    padding kept as a block, TVM vectorizes the loop itself and loads the stride-2 lanes one by one
+    (a gather: at least 9 x 28 lane loads). The analyzer prices the first as interleaved, the second
+    as gathered."""
+    import re
+
+    import tvm
+
+    from pruner_ms.hardware import load_cpu_spec
+
+    if not tvm.target.codegen.llvm_get_system_triple().startswith(("x86_64", "amd64")):
+        pytest.skip("the instruction counts read x86 assembly")
+    analyzer = SymbolicAnalyzer(load_cpu_spec("znver4", cores=2))
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver4", "num-cores": 2})
+    gathered, lane_loads, shuffles, masked = {}, {}, {}, {}
+    for inline in (True, False):
+        _, sch = _stride2_dwconv_schedule(inline_pad=inline)
+        update = [n for n in analyzer.analyze(sch.mod).nests if n.name == "dwconv_update"][0]
+        gathered[inline] = update.symbols["gathered_accesses"]
+        _, body = _innermost_fma_loop(tvm.compile(sch.mod, target=target).mod.inspect_source("asm"))
+        lane_loads[inline] = len(re.findall(r"\b(?:vmovss\s+-?\d*\(|vinsertps|vpinsrd)", body))
+        shuffles[inline] = len(re.findall(r"\bv(?:permt2ps|permps|permpd|shufps|unpck[lh]ps)\b", body))
+        masked[inline] = len(re.findall(r"\{%k\d\}", body))
+    gather = 9 * 28  # lane loads of one gathered 28-lane vector per tap of the 3x3 window
+    assert lane_loads[True] < gather / 4 and shuffles[True] > 0 and masked[True] > 0, (lane_loads, shuffles, masked)
+    assert lane_loads[False] >= gather and shuffles[False] == 0, (lane_loads, shuffles)
+    assert gathered[True] == 0 and gathered[False] >= 1, gathered

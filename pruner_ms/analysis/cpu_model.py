@@ -59,7 +59,12 @@ DTLB_USABLE_FRACTION = 0.75
 # analyzer still ranked them first (its top 8 of 128 measured programs were 2.6x the best; with four,
 # its top 8 held the best; conv2d 3x3 Spearman 0.63 -> 0.74: ``scripts/analyzer_report.py --rescore``).
 # On hand-made 3x3 conv2d schedules the inlined padding is 3.3-4.9x slower (tests/test_analyzer.py).
-# In a scalar loop a comparison is one integer operation and a select: one slot.
+# In a scalar loop a comparison is one integer operation and a select: one slot. The four slots are
+# per vector register, not per FMA-unit op: a compare gives one mask for the whole register, so where
+# a register is two FMA-unit ops wide (AVX-512 on Zen 4's 256-bit units) each op carries two slots;
+# charged per op, the stride-2 depthwise conv2d's fastest programs (28 columns, 16 + 8 + 4 lanes; with
+# the stride-2 loads priced as LLVM interleaves them, LLVM_INTERLEAVE_MAX_STRIDE) ranked behind
+# 8-column ones that measure 1.7-3x slower (docs/results/guarded_loops_s28).
 GUARD_FMA_SLOTS_PER_COMPARE = 4.0
 # Share of the reorder buffer that holds other outputs' accumulator chains (the rest: the loads and
 # loop overhead in flight). Spearman on the suite's measured programs moved by < 0.03 between windows
@@ -129,6 +134,19 @@ HOIST_MAX_LANES = 400
 # 1.25 -> 1.00-1.02 and Spearman up 0.04-0.10 (the pieces alone change none of them); the GEMM's
 # Spearman -0.02 (docs/results/insert_pricing_s26).
 INSERT_FMA_SLOTS = 1.0
+
+
+# TVM's vectorizer does not vectorize a loop whose body holds an ``if_then_else`` whose condition
+# changes along it (inlined zero padding): it leaves the loop scalar, and LLVM's loop vectorizer
+# vectorizes it again at a power-of-two width of its choice (no legalization split of the lanes TVM
+# would have used), the guarded loads as masked loads and an access with a small constant stride as
+# an interleave group: ``stride`` contiguous vectors loaded and their lanes picked out with shuffles
+# (`vpermt2ps`, `vshufps`), not one load and insert per lane as TVM's own strided vector loads are.
+# Compiled for `znver4` (the suite's stride-2 depthwise conv2d, 28 output columns under a guarded
+# vector loop, 3x3 window unrolled: masked loads and 1.5 shuffles per FMA in the hot loop), the
+# fastest of its 768 recorded programs (0.208 ms, priced 0.538 ms as 28 lanes gathered one by one).
+# Only stride 2 is seen; wider interleave groups are left priced as gathers.
+LLVM_INTERLEAVE_MAX_STRIDE = 2
 
 
 def _split_by_legalization(v: int, reg_lanes: int) -> bool:
@@ -308,10 +326,13 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         v = min(loops[-1].extent, reg_lanes)  # LLVM's loop vectorizer takes a contiguous element-wise loop
     vec_regs = math.ceil(v / reg_lanes)
     lanes = v / vec_regs
-    lane_wise = bool(any(reduction)) and _split_by_legalization(v, reg_lanes)
-    gathered = [v > 1 and (s > 1 or (lane_wise and s > 0)) for s in inner_strides]
-    contiguous = not any(gathered)
     guard_inner = bool(n and nest.guarded and nest.guarded[-1])
+    # a guarded vector loop is vectorized by LLVM, not TVM (see LLVM_INTERLEAVE_MAX_STRIDE)
+    revectorized = v > 1 and guard_inner
+    lane_wise = bool(any(reduction)) and _split_by_legalization(v, reg_lanes) and not revectorized
+    interleaved = [revectorized and 1 < s <= LLVM_INTERLEAVE_MAX_STRIDE for s in inner_strides]
+    gathered = [v > 1 and not il and (s > 1 or (lane_wise and s > 0)) for s, il in zip(inner_strides, interleaved)]
+    contiguous = not any(gathered)
     unit_ops = math.ceil(lanes / unit_lanes)
     # memory uops per vector of each access (a gathered one: one per lane where it really gathers,
     # a register or a vector reload where the gather was hoisted) and the inserts/extracts of the
@@ -325,11 +346,18 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         """Memory uops per vector of an access that really gathers in ``gather_share`` of its uses."""
         return lanes * gather_share + unit_ops * (1.0 - gather_share)
 
-    access_uops = [vector_uops(s) for s in share]
+    # an interleaved access: ``stride`` whole vectors loaded per vector used, and a shuffle per vector
+    # loaded to pick its lanes out (an FMA slot each, as the inserts of INSERT_FMA_SLOTS)
+    strides_loaded = [s if il else 1 for s, il in zip(inner_strides, interleaved)]
+    access_uops = [vector_uops(sh) * k for sh, k in zip(share, strides_loaded)]
     gather_cycles = sum(share) * lanes * GATHER_CYCLES_PER_LANE
     fma_per_elem = max(1.0, nest.float_ops / 2.0)
-    guard_slots = nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) if guard_inner else 0.0
-    fma_per_elem += guard_slots
+    # per FMA-unit op: a comparison and its blend take a whole vector register at once (one mask), so
+    # a register twice as wide as the FMA units (AVX-512 on Zen 4) pays it once for two unit ops
+    guard_slots = (nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) / unit_ops
+                   if guard_inner else 0.0)
+    interleave_slots = sum(k for k, il in zip(strides_loaded, interleaved) if il) * INSERT_FMA_SLOTS
+    fma_per_elem += guard_slots + interleave_slots
 
     # parallelism
     par_idx = [j for j, l in enumerate(loops) if l.kind == "parallel"]
@@ -369,7 +397,7 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
             written = {a.buffer for a in writes}
             pieces = _narrow_vector_pieces(v, reg_lanes)
             load_uops = inserts = fma_slots = 0.0
-            for a, g in zip(accesses, gathered):
+            for a, g, k in zip(accesses, gathered, strides_loaded):
                 if a.is_write or a.buffer in written:
                     continue
                 cnt = 1.0  # vectors of this access per step (its reuse inside the micro-kernel)
@@ -382,12 +410,16 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                     inserts += cnt * lanes * GATHER_CYCLES_PER_LANE * sh
                 elif v > 1 and not a.spans[:, n - 1].any():
                     load_uops += cnt  # a broadcast: one scalar load (folded into the FMA on AVX-512)
+                elif k > 1:  # interleaved: k vectors loaded, a shuffle each
+                    load_uops += cnt * unit_ops * k
+                    fma_slots += cnt * unit_ops * k * INSERT_FMA_SLOTS
                 elif pieces > 1:
                     load_uops += cnt * pieces
                     fma_slots += cnt * (pieces - 1) * INSERT_FMA_SLOTS
                 else:
                     load_uops += cnt * unit_ops
-            fmas = chains * inner_steps * unit_ops * fma_per_elem
+            # the interleave shuffles go with the loads here, not with each FMA
+            fmas = chains * inner_steps * unit_ops * (fma_per_elem - interleave_slots)
             uops = load_uops + inserts + fmas + fma_slots
             per_step = max(load_uops / spec.load_ports, inserts, (fmas + fma_slots) / spec.fma_units,
                            inner_steps * spec.fma_latency_cycles / _overlapped_chains(chain, uops / inner_steps, spec))
