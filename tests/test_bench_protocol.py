@@ -149,3 +149,21 @@ def test_a_pruner_ablation_is_a_strategy_name():
                       ("pruner+draft_every", "key=value"), ("prunr", r"unknown strategies \['prunr'\]")):
         with pytest.raises(ValueError, match=says):
             check_strategies(["default", bad])
+
+
+def test_each_remeasure_pass_times_the_programs_on_newly_allocated_arguments():
+    """A program's latency can depend on where its buffers lie (docs/results/cold_share_s29), so every
+    re-measurement pass allocates the arguments anew (same values), while the last pass's are held."""
+    import numpy as np
+
+    from pruner_ms.bench.remeasure import fresh_arguments
+    from pruner_ms.bench.workloads import get_workload
+
+    wl = get_workload("gemm-64")
+    first = fresh_arguments(wl)
+    second = fresh_arguments(wl)
+    assert len(first) == len(wl.make_inputs(np.random.default_rng(0))) + 1
+    assert not {a.data_ptr() for a in first} & {a.data_ptr() for a in second}
+    for a, b in zip(first[:-1], second[:-1]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert first[-1].shape == second[-1].shape == tuple(wl.output_shape)

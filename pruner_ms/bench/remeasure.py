@@ -5,6 +5,13 @@ curse), and a comparison of two runs that end within the noise of each other is 
 This module takes, for each run, the programs that improved its best-so-far curve plus its top few,
 builds each distinct program once, and re-measures all of them round-robin (so drift hits every run
 alike) several times. The curves are then rebuilt from the re-measured latencies.
+
+Each pass gives the programs freshly allocated arguments (same values, other addresses and physical
+pages): some programs' latency depends on where their buffers lie (a 1x1 conv2d program of the CPU
+suite: 1.27-1.37 ms with one allocation, 0.97-1.00 ms with another, steady within each;
+``docs/results/cold_share_s29``), and with one allocation for every pass a program was judged by one
+draw of that layout. It does not remove a slower state that lasts a whole process (the same suite's
+first-batch program re-measured at 1.21-1.25 ms in two invocations and 1.52-1.76 ms in two others).
 """
 from __future__ import annotations
 
@@ -64,8 +71,6 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
     from ..integration.database import compiled_schedule
 
     target = tvm.target.Target(host_cpu_spec().target())
-    args = [tvm.runtime.tensor(x) for x in workload.make_inputs(np.random.default_rng(0))]
-    args.append(tvm.runtime.empty(workload.output_shape, workload.output_dtype))
     per_run: dict[int, list[dict]] = {}
     evaluators: dict[int, object] = {}  # structural hash -> time evaluator
     for i, (run, wd) in enumerate(runs_with_dirs):
@@ -81,7 +86,10 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
         per_run[i] = progs
     log(f"{workload.name}: re-measuring {len(evaluators)} distinct programs x {passes} passes")
     samples: dict[int, list[float]] = {k: [] for k in evaluators}
+    args = None
     for _ in range(passes):
+        # allocated while the last pass's are still held, so they cannot reuse that memory
+        args = fresh_arguments(workload)
         for k, ev in evaluators.items():
             samples[k].append(ev(*args).mean)
     for progs in per_run.values():
@@ -89,6 +97,15 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
             p["remeasured"] = statistics.median(samples[p["key"]])
             del p["trace"]
     return per_run
+
+
+def fresh_arguments(workload) -> list:
+    """The workload's inputs (always the same values, seed 0) and an output, newly allocated."""
+    import tvm
+
+    args = [tvm.runtime.tensor(x) for x in workload.make_inputs(np.random.default_rng(0))]
+    args.append(tvm.runtime.empty(workload.output_shape, workload.output_dtype))
+    return args
 
 
 def curve(programs: list[dict], key: str) -> list[tuple[float, int, float]]:
