@@ -103,3 +103,15 @@ def write_mini_suite(tmp_path, *, trials: int, trials_per_iter: int, size: int) 
     path.write_text(json.dumps({"name": "mini", "target": "host", "trials": trials, "trials_per_iter": trials_per_iter,
                                 "workloads": [{"op": "gemm", "args": {"m": size, "n": size, "k": size}}]}))
     return str(path)
+
+
+def interruptible_child() -> None:
+    """``preexec_fn`` for a child process that a test interrupts with SIGINT: the signal's default
+    disposition back. A shell that starts a job in the background without job control (``cmd &`` in a
+    script, ``nohup``) ignores SIGINT for it and everything it starts; Python started with SIGINT
+    ignored installs no KeyboardInterrupt handler, so the child would run on as if never interrupted
+    (the "lost first SIGINT" of the twenty-seventh session and of the twenty-ninth session's first
+    fresh-clone CI, both started that way)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -20,7 +20,7 @@ from pruner_ms.integration.resume import (
     open_database,
 )
 
-from .conftest import program_key
+from .conftest import interruptible_child, program_key
 
 SMALL = {"population_size": 64, "draft_size": 32}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +57,7 @@ def test_interrupted_run_resumes_to_exact_budget(tmp_path, target, builder, gemm
     wd = str(tmp_path / "wd")
     budget = 24
     proc = subprocess.Popen([sys.executable, "-c", TUNE_SCRIPT.format(repo=REPO, wd=wd, budget=budget)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=interruptible_child)
     records = os.path.join(wd, RECORD_FILE)
     deadline = time.time() + 240
     while _lines(records) < 8 and proc.poll() is None and time.time() < deadline:
