@@ -86,7 +86,6 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
         per_run[i] = progs
     log(f"{workload.name}: re-measuring {len(evaluators)} distinct programs x {passes} passes")
     samples: dict[int, list[float]] = {k: [] for k in evaluators}
-    args = None
     for _ in range(passes):
         # allocated while the last pass's are still held, so they cannot reuse that memory
         args = fresh_arguments(workload)

@@ -12,10 +12,10 @@ import math
 import statistics
 import sys
 
-import numpy as np
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from pruner_ms.bench.remeasure import fresh_arguments
 from pruner_ms.bench.suite import load_suite, select_workloads
 from pruner_ms.bench.workloads import workload_from_spec
 from pruner_ms.hardware import host_cpu_spec
@@ -49,8 +49,7 @@ def main(name, wd, *wanted):
         here = {}
         for shift_mib in (0, 1, 3, 7):
             ballast = tvm.runtime.empty((shift_mib * 262144 + 16,), "float32")  # moves the next allocations
-            args = [tvm.runtime.tensor(x) for x in wl.make_inputs(np.random.default_rng(0))]
-            args.append(tvm.runtime.empty(wl.output_shape, wl.output_dtype))
+            args = fresh_arguments(wl)
             here[shift_mib] = [ev(*args).mean * 1e3 for _ in range(5)]
             del ballast
         print(f"record {record_seconds(rec) * 1e3:.3f} ms | LocalRunner x5: " + " ".join(f"{x:.3f}" for x in runs)
