@@ -173,6 +173,9 @@ def cmd_compile(a) -> int:
     strategy, cost_model = make_strategy(a.strategy, cores)
     timeline = Timeline(a.trials, progress=not a.no_progress, desc=f"{a.model} {a.strategy}")
     work_dir = a.work_dir or os.path.join("pruner_ms_runs", f"model-{a.model.replace(':', '-')}")
+    if not a.work_dir:
+        print(f"pruner-ms compile: records go to {os.path.abspath(work_dir)} (--work-dir DIR to choose)",
+              file=sys.stderr)
     report = compile_model(model, inputs, target, work_dir, max_trials_global=a.trials,
                            max_trials_per_task=a.trials_per_task, num_trials_per_iter=a.trials_per_iter,
                            strategy=strategy, cost_model=cost_model, runner=a.runner, seed=a.seed,
@@ -202,6 +205,8 @@ def cmd_bench(a) -> int:
         raise CLIError(str(err)) from None
     if a.remeasure_passes < 0:
         raise CLIError("--remeasure-passes must be 0 (tuning-time latencies only) or more")
+    if a.remeasure_processes < 1:
+        raise CLIError("--remeasure-processes must be 1 or more")
     schedulers = [s for s in (a.task_schedulers or "").split(",") if s] or None
     unknown = sorted(set(schedulers or ()) - set(TASK_SCHEDULERS))
     if unknown:
@@ -210,7 +215,8 @@ def cmd_bench(a) -> int:
     try:
         result = run_suite(suite, strategies=strategies, seeds=parse_seeds(a.seeds), out_dir=out, trials=a.trials,
                            trials_per_iter=a.trials_per_iter, runner=a.runner, progress=not a.no_progress,
-                           remeasure_passes=a.remeasure_passes, include_models=not a.no_models,
+                           remeasure_passes=a.remeasure_passes,
+                           remeasure_processes=a.remeasure_processes, include_models=not a.no_models,
                            only=[s for s in (a.only or "").split(",") if s] or None,
                            workloads=[s for s in (a.workloads or "").split(",") if s] or None,
                            task_schedulers=schedulers, zero_measure=a.zero_measure)
@@ -427,9 +433,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "every strategy (default: the model entry's, else gradient)")
     b.add_argument("--zero-measure", action="store_true", default=None,
                    help="models: also compile each with zero measurements (the analyzer's drafts), once per seed")
-    b.add_argument("--remeasure-passes", type=int, default=5,
+    b.add_argument("--remeasure-passes", type=int, default=3,
                    help="after tuning each workload, re-measure its runs' decisive programs this many round-robin "
-                        "passes; the tables then use those latencies (default 5; 0: tuning-time latencies, CPU only)")
+                        "passes in each of --remeasure-processes fresh processes; the tables then use those "
+                        "latencies (default 3; 0: tuning-time latencies, CPU only)")
+    b.add_argument("--remeasure-processes", type=int, default=3,
+                   help="fresh processes the re-measurement runs in, one after the other (a program's latency is "
+                        "the median over them; some programs run slower for a whole process; default 3)")
     b.add_argument("--runner", default="local", help="local (default) or rpc://HOST:PORT/KEY")
     b.add_argument("--no-progress", action="store_true")
     b.set_defaults(func=cmd_bench)

@@ -5,8 +5,8 @@ Example (the README's main job):
     python scripts/compare.py --workloads gemm-512 --trials 128 --seeds 0
 
 Strategies alternate their order with the seed (as given for the 1st, 3rd, ... seed, reversed for the
-others), every run tunes in its own empty work dir, and re-measured latencies (5 round-robin passes)
-are reported next to the tuning-time ones. --merge-into FILE adds this invocation's runs to an earlier
+others), every run tunes in its own empty work dir, and re-measured latencies (3 fresh processes x 3 round-robin
+passes) are reported next to the tuning-time ones. --merge-into FILE adds this invocation's runs to an earlier
 result (same --trials and --trials-per-iter) and skips the runs it already holds.
 """
 from __future__ import annotations
@@ -39,9 +39,11 @@ def main(argv=None) -> int:
                    help="merge into this earlier JSON result (made with the same --trials and --trials-per-iter): "
                         "keep its runs, skip the (workload, strategy, seed) it holds, write the union there "
                         "(replaces --out)")
-    p.add_argument("--remeasure-passes", type=int, default=5,
-                   help="after tuning, re-measure each run's decisive programs this many times, round-robin "
-                        "(0: report tuning-time latencies only)")
+    p.add_argument("--remeasure-passes", type=int, default=3,
+                   help="after tuning, re-measure each run's decisive programs this many times, round-robin, in "
+                        "each of --remeasure-processes fresh processes (0: report tuning-time latencies only)")
+    p.add_argument("--remeasure-processes", type=int, default=3,
+                   help="fresh processes the re-measurement runs in (median over them; default 3)")
     p.add_argument("--pacm-checkpoint", default=None,
                    help="pretrained PaCM for the pruner-moa strategy (python -m pruner_ms.cost_model.train ...)")
     p.add_argument("--no-progress", action="store_true")
@@ -50,6 +52,8 @@ def main(argv=None) -> int:
         p.error("--trials and --trials-per-iter must be positive")
     if a.remeasure_passes < 0:
         p.error("--remeasure-passes must be 0 or more")
+    if a.remeasure_processes < 1:
+        p.error("--remeasure-processes must be 1 or more")
     kw = {}
     if a.population:
         kw["population_size"] = a.population
@@ -71,6 +75,7 @@ def main(argv=None) -> int:
         runs, _ = compare(a.workloads.split(","), a.strategies.split(","), trials=a.trials, seeds=seeds,
                           trials_per_iter=a.trials_per_iter, work_root=a.work_dir,
                           progress=not a.no_progress, pruner_kwargs=kw, remeasure_passes=a.remeasure_passes,
+                          remeasure_processes=a.remeasure_processes,
                           pacm_checkpoint=a.pacm_checkpoint, done=[run_key(r) for r in previous.get("runs", [])])
     except ProtocolError as err:
         print(f"compare.py: error: {err}", file=sys.stderr)

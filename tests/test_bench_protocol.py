@@ -35,6 +35,13 @@ def test_order_alternates_with_seed_and_summary_has_new_numbers(tmp_path):
     assert all(len(r["round_profiles"]) == len(r["round_seconds"]) >= 1 for r in runs)
     assert all(p is None for r in runs if r["strategy"] == "default" for p in r["round_profiles"])
     assert set(summaries) == {"measured", "remeasured"}
+    for r in runs:  # re-measured in 3 fresh processes (the default), one pass each: the median of the 3
+        assert r["remeasure_processes"] == 3 and r["remeasured"]
+        for p in r["remeasured"]:
+            assert len(p["remeasured_per_process"]) == 3
+            assert p["remeasured"] == pytest.approx(sorted(p["remeasured_per_process"])[1])
+            # the same program as was tuned: its latency within the noise of its tuning-time one
+            assert 0.33 < p["remeasured"] / p["latency"] < 3.0, p
     for view in summaries.values():
         item = view["gemm-64x64x64 vs default"]
         for key in ("median_speedup", "median_final_ratio", "median_ours_s_per_trial",
@@ -63,10 +70,11 @@ def test_bench_invocations_merge(tmp_path, capsys):
     suite = write_mini_suite(tmp_path, trials=8, trials_per_iter=8, size=64)
     out = tmp_path / "out"
     base = ["bench", "--suite", str(suite), "--strategies", "pruner,default", "--out", str(out), "--no-progress",
-            "--remeasure-passes", "1", "--workloads", "gemm-64x64x64"]
+            "--remeasure-passes", "1", "--remeasure-processes", "2", "--workloads", "gemm-64x64x64"]
     code, text, err = _cli(capsys, *base, "--seeds", "0")
     assert code == 0, text + err
-    assert "Latencies: re-measured (median of 1 round-robin passes)" in (out / "suite.md").read_text()
+    assert ("Latencies: re-measured (median over 2 fresh processes of the median of 1 round-robin passes)"
+            in (out / "suite.md").read_text())
     code, text, err = _cli(capsys, *base, "--seeds", "1")
     assert code == 0, text + err
     result = json.loads((out / "suite.json").read_text())
@@ -167,3 +175,18 @@ def test_each_remeasure_pass_times_the_programs_on_newly_allocated_arguments():
     for a, b in zip(first[:-1], second[:-1]):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert first[-1].shape == second[-1].shape == tuple(wl.output_shape)
+
+
+def test_a_failing_remeasurement_process_raises_with_its_error(tmp_path):
+    """The re-measuring child's failure is an error that says what went wrong, not a silent gap."""
+    import json as json_
+
+    from pruner_ms.bench.remeasure import _run_child
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json_.dumps({"libraries": {"1": str(tmp_path / "missing.so")}, "inputs": str(tmp_path / "no.npz"),
+                                 "output_shape": [1], "output_dtype": "float32", "passes": 1, "number": 1,
+                                 "min_repeat_ms": 0}))
+    with pytest.raises(RuntimeError, match=r"(?s)re-measurement process failed \(exit 1\).*no\.npz"):
+        _run_child(str(spec), str(tmp_path / "out.json"))
+    assert not (tmp_path / "out.json").exists()

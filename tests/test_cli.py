@@ -25,6 +25,7 @@ from .conftest import write_mini_suite
     (["tune", "--workload", "gemm-64", "--runner", "rpc://localhost/x"], "rpc://HOST:PORT/KEY"),
     (["bench", "--suite", "nosuch"], "no suite 'nosuch'"),
     (["bench", "--suite", "cpu", "--strategies", "pruner,magic"], "unknown strategies ['magic']"),
+    (["bench", "--suite", "cpu", "--remeasure-processes", "0"], "--remeasure-processes must be 1 or more"),
     (["show", "/nonexistent"], "not a MetaSchedule work_dir"),
     (["db", "stats", "/nonexistent"], "not a MetaSchedule work_dir"),
     (["tune", "--workload", "gemm-64", "--reuse", "/nonexistent"], "--reuse /nonexistent: not a MetaSchedule work_dir"),

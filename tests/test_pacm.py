@@ -283,3 +283,32 @@ def test_pacm_as_the_cost_model_of_a_tuning_run(tmp_path, target, builder):
     ctx = ms.TuneContext(tvm.IRModule({"main": wl.func}), target=target, num_threads=2)
     scores = model.predict(ctx, [r.as_measure_candidate() for r in records])
     assert scores.shape == (16,) and np.isfinite(scores).all() and (scores > 0).all() and (scores < 1).all()
+
+
+def test_programs_without_pattern_tokens_are_warned_about(gemm_db, monkeypatch):
+    """PaCM ranks a program whose pattern tokens cannot be read on its statement features alone; when
+    that happens to many programs of a batch, it says so (with the first error), once per batch."""
+    import logging
+
+    from pruner_ms.cost_model import pacm as pacm_module
+    from pruner_ms.cost_model.train import featurize_records
+
+    _, wl = gemm_db
+
+    def unreadable(mod, *, max_tokens):
+        raise ValueError("no tokens for this one")
+
+    monkeypatch.setattr(pacm_module, "pattern_features", unreadable)
+    seen: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: seen.append(record.getMessage())
+    log = logging.getLogger("pruner_ms")
+    log.addHandler(handler)
+    try:
+        samples, _ = featurize_records(PaCM(seed=0), wl)
+    finally:
+        log.removeHandler(handler)
+    assert len(samples) == TRIALS and all(not s.ids.any() for s in samples)
+    assert [m for m in seen if "pattern tokens of" in m] == [
+        f"PaCM: the pattern tokens of {TRIALS} of {TRIALS} programs could not be extracted (they are ranked on their "
+        "statement features alone); first error: ValueError: no tokens for this one"]

@@ -6,6 +6,8 @@ its results, commit its records, in MetaSchedule's order), so no program is buil
 """
 from __future__ import annotations
 
+import logging
+
 import pytest
 import tvm
 import tvm_ffi
@@ -13,6 +15,7 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.meta_schedule.mutator import PyMutator
+from tvm.s_tir.meta_schedule.postproc import PyPostproc
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.schedule import Trace
 
@@ -51,11 +54,11 @@ def _leave_as_is(sch):
     return sch
 
 
-def _context(target, sch_fn, *, n: int = 64, seed: int = 0, strategy=None, **strategy_kwargs):
+def _context(target, sch_fn, *, n: int = 64, seed: int = 0, strategy=None, postprocs=(), **strategy_kwargs):
     mod = tvm.IRModule({"main": gemm(n, n, n).func})
     return ms.TuneContext(
         mod=mod, target=target,
-        space_generator=ms.space_generator.ScheduleFn(sch_fn=sch_fn, sch_rules=[], postprocs=[],
+        space_generator=ms.space_generator.ScheduleFn(sch_fn=sch_fn, sch_rules=[], postprocs=list(postprocs),
                                                       mutator_probs={ResampleMutator(): 1.0}),
         search_strategy=strategy or PrunerSearch(**{**SMALL, **strategy_kwargs}), task_name="contract", rand_state=seed,
         num_threads=2,
@@ -225,3 +228,72 @@ def test_background_draft_scores_are_the_analyzers_estimates(target):
     for score, cand in strategy.drafts:
         assert score == pytest.approx(1.0 / strategy.analyzer.estimate_seconds(cand.sch.mod), rel=1e-12)
     strategy.post_tuning()
+
+
+@derived_object
+class EveryOtherPostprocRaises(PyPostproc):
+    """A postproc that raises on every second program (a fault, not a rejection: that returns False)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _initialize_with_tune_context(self, context) -> None:
+        pass
+
+    def apply(self, sch) -> bool:
+        self.calls += 1
+        if self.calls % 2 == 0:
+            raise RuntimeError("postproc fault")
+        return True
+
+    def clone(self):
+        return EveryOtherPostprocRaises()
+
+
+class RaisingAnalyzer:
+    def estimate_seconds(self, mod) -> float:
+        raise ValueError("cannot read this program")
+
+
+def _warnings_while(fn) -> list[str]:
+    seen: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: seen.append(record.getMessage())
+    log = logging.getLogger("pruner_ms")
+    log.addHandler(handler)
+    try:
+        fn()
+    finally:
+        log.removeHandler(handler)
+    return seen
+
+
+def test_replays_that_raise_are_counted_and_warned_about_and_the_search_goes_on(target):
+    """A replay or mutation that raises drops that candidate, never the search; a round where it
+    happens often says so, with the first error (a postproc that rejects a program is no error)."""
+    strategy = PrunerSearch(**SMALL, native_sampling=False)  # held: its Python side is read
+    context = _context(target, _tile_gemm, postprocs=[EveryOtherPostprocRaises()], strategy=strategy)
+    batches, profiles = [], []
+    seen = _warnings_while(lambda: batches.extend(_play(
+        context, ms.database.MemoryDatabase(), max_trials=16, per_iter=8,
+        on_round=lambda: profiles.append(dict(strategy._inst.last_round_profile)))))
+    assert [len(b) for b in batches] == [8, 8]
+    assert all(p["replay_errors"] > 0.1 * p["replays"] for p in profiles), profiles
+    replay = [m for m in seen if "traces raised an error" in m]
+    assert replay and all(m.endswith("first error: RuntimeError: postproc fault") for m in replay), seen
+
+
+def test_an_analyzer_that_raises_is_warned_about_and_the_search_goes_on(target):
+    context = _context(target, _tile_gemm, analyzer=RaisingAnalyzer())
+    batches = []
+    seen = _warnings_while(lambda: batches.extend(
+        _play(context, ms.database.MemoryDatabase(), max_trials=16, per_iter=8)))
+    assert [len(b) for b in batches] == [8, 8]
+    failed = [m for m in seen if "the analyzer failed on" in m]
+    assert failed and all(m.endswith("first error: ValueError: cannot read this program") for m in failed), seen
+
+
+def test_a_healthy_search_warns_of_no_failure(target):
+    seen = _warnings_while(lambda: _play(_context(target, _tile_gemm), ms.database.MemoryDatabase(),
+                                         max_trials=16, per_iter=8))
+    assert not [m for m in seen if "raised an error" in m or "failed on" in m], seen

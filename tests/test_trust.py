@@ -61,8 +61,9 @@ def _remeasure_best(dbs: dict, wl, target, passes: int = 5, top: int = 4) -> dic
     """Each database's best program after re-measurement: its ``top`` fastest records by tuning-time
     latency, compiled and re-measured round-robin (median of ``passes``), best of them. The comparison
     is then not decided by the luckiest of many noisy tuning-time measurements."""
-    args = [tvm.runtime.tensor(x) for x in wl.make_inputs(np.random.default_rng(0))]
-    args.append(tvm.runtime.empty(wl.output_shape, wl.output_dtype))
+    from pruner_ms.bench.remeasure import fresh_arguments
+
+    args = fresh_arguments(wl)
     evaluators = {}
     for name, db in dbs.items():
         mod = tvm.IRModule({"main": wl.func})

@@ -356,8 +356,10 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
     # a register twice as wide as the FMA units (AVX-512 on Zen 4) pays it once for two unit ops
     guard_slots = (nest.guard_compares * (GUARD_FMA_SLOTS_PER_COMPARE if v > 1 else 1.0) / unit_ops
                    if guard_inner else 0.0)
-    interleave_slots = sum(k for k, il in zip(strides_loaded, interleaved) if il) * INSERT_FMA_SLOTS
-    fma_per_elem += guard_slots + interleave_slots
+    fma_per_elem += guard_slots
+    # FMA-unit slots per element with the interleave shuffles, where they go with each vector used
+    # (the register-blocked path counts them with its loads instead)
+    slots_per_elem = fma_per_elem + sum(k for k, il in zip(strides_loaded, interleaved) if il) * INSERT_FMA_SLOTS
 
     # parallelism
     par_idx = [j for j, l in enumerate(loops) if l.kind == "parallel"]
@@ -418,20 +420,19 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                     fma_slots += cnt * (pieces - 1) * INSERT_FMA_SLOTS
                 else:
                     load_uops += cnt * unit_ops
-            # the interleave shuffles go with the loads here, not with each FMA
-            fmas = chains * inner_steps * unit_ops * (fma_per_elem - interleave_slots)
+            fmas = chains * inner_steps * unit_ops * fma_per_elem
             uops = load_uops + inserts + fmas + fma_slots
             per_step = max(load_uops / spec.load_ports, inserts, (fmas + fma_slots) / spec.fma_units,
                            inner_steps * spec.fma_latency_cycles / _overlapped_chains(chain, uops / inner_steps, spec))
             cycles = steps * per_step
         else:
             per_vec = max(read_uops / spec.load_ports, write_uops, gather_cycles,
-                          unit_ops * fma_per_elem / spec.fma_units)
+                          unit_ops * slots_per_elem / spec.fma_units)
             cycle_lanes = lanes
             first, unrolled_steps = _unrolled_reduction_run(loops, reduction, unrolled) if not inner else (n, 1.0)
             if not inner and (unrolled_steps == 1.0 or v > 1):
                 # the reduction is the innermost loop: one dependent chain through memory
-                uops = read_uops + write_uops + gather_cycles + unit_ops * fma_per_elem
+                uops = read_uops + write_uops + gather_cycles + unit_ops * slots_per_elem
                 per_vec = max(per_vec, (spec.fma_latency_cycles + STORE_FORWARD_CYCLES)
                               / _overlapped_chains(chain, uops, spec))
             elif not inner:
@@ -446,8 +447,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
                 written = {a.buffer for a in writes}
                 loads = sum(1.0 / unrolled_steps if a.buffer in written else 1.0 for a in accesses if not a.is_write)
                 stores = 1.0 / unrolled_steps
-                uops = loads + stores + vec_ops * fma_per_elem
-                per_vec = max(loads / spec.load_ports, stores, vec_ops * fma_per_elem / spec.fma_units,
+                uops = loads + stores + vec_ops * slots_per_elem
+                per_vec = max(loads / spec.load_ports, stores, vec_ops * slots_per_elem / spec.fma_units,
                               (spec.fma_latency_cycles + STORE_FORWARD_CYCLES / unrolled_steps)
                               / _overlapped_chains(chain, uops, spec))
             cycles = iters / cycle_lanes * per_vec

@@ -380,7 +380,8 @@ def format_report(runs: list[dict], summaries: dict[str, dict]) -> str:
     """The runs table, then one speed-up table per view ("measured", "remeasured")."""
     titles = {"measured": "Speed-ups from the latencies measured while tuning",
               "remeasured": "Speed-ups from re-measured latencies (decisive programs of every run, "
-                            "built once, measured round-robin, median of passes)"}
+                            "built once, measured round-robin in several fresh processes, median over processes of "
+                            "the median of passes)"}
     parts = [format_runs(runs)]
     for view, summary in summaries.items():
         parts += [f"**{titles.get(view, view)}**", format_summary(summary)]
@@ -465,7 +466,8 @@ def check_fresh_work_dir(work_dir: str) -> None:
 
 def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[int],
             trials_per_iter: int, work_root: str | None = None, progress: bool = True,
-            pruner_kwargs: dict | None = None, remeasure_passes: int = 5, pacm_checkpoint: str | None = None,
+            pruner_kwargs: dict | None = None, remeasure_passes: int = 3, remeasure_processes: int = 3,
+            pacm_checkpoint: str | None = None,
             target=None, runner="local", space="post-order-apply", done=(), log=print
             ) -> tuple[list[dict], dict[str, dict]]:
     """Run every (workload, seed, strategy) in one process and summarize.
@@ -480,7 +482,8 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
 
     Returns the runs and the summaries: "measured" (the tuning-time latencies) and, unless
     ``remeasure_passes`` is 0, "remeasured" (see :mod:`.remeasure`, local CPU runs only; the runs of
-    one workload are re-measured together, after all of them are tuned).
+    one workload are re-measured together, after all of them are tuned, in ``remeasure_processes``
+    fresh processes of ``remeasure_passes`` round-robin passes each).
 
     Raises
     ------
@@ -493,6 +496,8 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
     from .workloads import get_workload
 
     check_strategies(strategies)
+    if remeasure_passes > 0 and remeasure_processes < 1:
+        raise ValueError(f"remeasure_processes must be >= 1 when re-measuring, got {remeasure_processes}")
     work_root = work_root or tempfile.mkdtemp(prefix="pruner_ms_compare_")
     done = {(str(w), str(s), int(n)) for w, s, n in done}
     plan = []  # per workload: (seed, position, strategy, work_dir) still to run
@@ -530,9 +535,11 @@ def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[
                     f"after {run['trials']} trials, {run['wall_seconds']:.0f} s, "
                     f"numpy {'ok' if run['numpy_ok'] else 'FAIL'}")
             if remeasure_passes > 0 and wl_runs:
-                per_run = remeasure_runs(wl, [(r, r["work_dir"]) for r in wl_runs], passes=remeasure_passes, log=log)
+                per_run = remeasure_runs(wl, [(r, r["work_dir"]) for r in wl_runs], processes=remeasure_processes,
+                                         passes=remeasure_passes, log=log)
                 for i, r in enumerate(wl_runs):
-                    r["remeasured"], r["remeasure_passes"] = per_run[i], remeasure_passes
+                    r.update(remeasured=per_run[i], remeasure_passes=remeasure_passes,
+                             remeasure_processes=remeasure_processes)
             runs += wl_runs
     return runs, summarize_views(runs)
 

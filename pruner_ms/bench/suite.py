@@ -99,7 +99,7 @@ def select_workloads(workloads: list, *, names: list[str] | None = None, only: l
 
 def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: str, trials: int | None = None,
               trials_per_iter: int | None = None, runner="local", progress: bool = True,
-              remeasure_passes: int = 5, include_models: bool = True, only: list[str] | None = None,
+              remeasure_passes: int = 3, remeasure_processes: int = 3, include_models: bool = True, only: list[str] | None = None,
               workloads: list[str] | None = None, task_schedulers: list[str] | None = None,
               zero_measure: bool | None = None, log=print) -> dict:
     """Run a suite and write ``suite.json``, ``suite.md`` and ``curves/*.png`` under ``out_dir``.
@@ -107,7 +107,8 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
     Runs follow :func:`~pruner_ms.bench.compare.compare`: strategies alternate their order with the
     seed, every run tunes in a fresh ``out_dir/work/<workload>/<strategy>/<seed>`` and, unless
     ``remeasure_passes`` is 0, the decisive programs of each workload's runs are re-measured together
-    and the Markdown's speed-ups come from those latencies. ``workloads`` (exact names) and ``only``
+    (``remeasure_processes`` fresh processes of ``remeasure_passes`` passes each) and the Markdown's
+    speed-ups come from those latencies. ``workloads`` (exact names) and ``only``
     (see :func:`select_workloads`) pick a subset. Models run with every strategy and each of
     ``task_schedulers``, plus the zero-measurement compile with ``zero_measure``
     (:func:`~pruner_ms.bench.network.run_model`; ``None`` takes the model entry's own settings).
@@ -161,7 +162,7 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
         runs, _ = compare(
             selected, strategies, trials=trials, seeds=seeds, trials_per_iter=trials_per_iter,
             work_root=os.path.join(out_dir, "work"), progress=progress, remeasure_passes=remeasure_passes,
-            target=target, runner=runner, space=space, done=[run_key(r) for r in previous.get("runs", [])], log=log)
+            remeasure_processes=remeasure_processes, target=target, runner=runner, space=space, done=[run_key(r) for r in previous.get("runs", [])], log=log)
     models = []
     if include_models and str(target.kind.name) == "llvm":
         from .network import row_key, run_model
@@ -180,7 +181,8 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
     for wl in mixed_invocations(runs):
         log(f"warning: {MIXED_WARNING.format(workload=wl)}")
     invocation = {"strategies": strategies, "seeds": seeds, "workloads": [w.name for w in selected],
-                  "remeasure_passes": remeasure_passes, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                  "remeasure_passes": remeasure_passes,
+                  "remeasure_processes": remeasure_processes, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
                   "seconds": time.time() - start, "code": code}
     result = {"suite": suite.get("name"), "target": str(target),
               "strategies": list(dict.fromkeys(previous.get("strategies", []) + list(strategies))),
@@ -221,8 +223,7 @@ def format_suite(result: dict) -> str:
     remeasured = "remeasured" in summaries
     summary = summaries.get("remeasured" if remeasured else "measured", {})
     if remeasured:
-        passes = sorted({str(r.get("remeasure_passes", "?")) for r in runs})
-        view = f"re-measured (median of {'/'.join(passes)} round-robin passes)"
+        view = f"re-measured ({'; '.join(sorted({_remeasure_protocol(r) for r in runs}))})"
     else:
         view = "tuning-time (as measured while tuning)"
     lines = [(f"# Suite `{result['suite']}`: {', '.join(result['strategies'])}; seeds {result['seeds']}; "
@@ -265,6 +266,15 @@ def format_suite(result: dict) -> str:
 
         lines += ["", format_models(result["models"])]
     return "\n".join(lines)
+
+
+def _remeasure_protocol(run: dict) -> str:
+    """How ``run`` was re-measured, in words (runs of results made before re-measurement moved to fresh
+    processes have no ``remeasure_processes``: they were re-measured in the tuning process)."""
+    passes = run.get("remeasure_passes", "?")
+    if "remeasure_processes" not in run:
+        return f"median of {passes} round-robin passes in the tuning process"
+    return f"median over {run['remeasure_processes']} fresh processes of the median of {passes} round-robin passes"
 
 
 def _final(run: dict, remeasured: bool) -> float:

@@ -47,6 +47,9 @@ logger = logging.getLogger("pruner_ms")
 
 CHECKPOINT_FORMAT = "pruner_ms.PaCM"
 CHECKPOINT_VERSION = 1
+# More of a batch's programs than this without pattern tokens is warned about (PaCM then ranks them on
+# their statement features alone).
+PATTERN_FAILURE_WARN_SHARE = 0.1
 _ARCH_KEYS = ("stmt_hidden", "token_hidden", "pattern_hidden", "heads", "fusion_hidden", "res_blocks",
               "max_tokens", "extract_workload")
 _TRAIN_KEYS = ("lr", "weight_decay", "grad_clip", "batch_size", "update_epochs", "momentum", "moa_period",
@@ -322,15 +325,21 @@ class PaCM(PyCostModel):
         fresh: dict[int, Sample] = {}
         if todo:
             feats = self._extractor.extract_from(context, [candidates[i] for i in todo])
+            failed, first_error = 0, None
             for i, f in zip(todo, feats):
                 stmt = f.numpy().astype(np.float32).reshape(-1, self.n_features)
                 try:
                     ids, toks = pattern_features(candidates[i].sch.mod, max_tokens=self.max_tokens)
                 except Exception as err:  # noqa: BLE001  (an unreadable program gets no tokens, never aborts tuning)
+                    failed += 1
+                    first_error = first_error or f"{type(err).__name__}: {err}"
                     logger.debug("pattern extraction failed: %s", err)
                     ids = np.zeros(self.max_tokens, np.int64)
                     toks = np.zeros((self.max_tokens, N_TOKEN_FEATURES), np.float32)
                 fresh[i] = Sample(stmt, ids, toks)
+            if failed > PATTERN_FAILURE_WARN_SHARE * len(todo):
+                logger.warning("PaCM: the pattern tokens of %d of %d programs could not be extracted (they are ranked "
+                               "on their statement features alone); first error: %s", failed, len(todo), first_error)
         out = []
         for i, k in enumerate(keys):
             sample = fresh.get(i)

@@ -131,6 +131,15 @@ class Population:
         if self.profile is not None:
             self.profile.count("replay_failures", n)
 
+    def _count(self, key: str) -> None:
+        if self.profile is not None:
+            self.profile.count(key)
+
+    def _error(self, err: BaseException) -> None:
+        """A replay or mutation that raised (not a program a postproc rejects: that is ``_failed`` only)."""
+        if self.profile is not None:
+            self.profile.fail("replay_errors", err)
+
     def _seeds(self, n: int) -> np.ndarray:
         return self.rng.integers(1, _MAX_SEED, size=n)
 
@@ -145,6 +154,7 @@ class Population:
     def replay(self, trace: Trace, seed: int | None = None) -> Candidate | None:
         """Apply ``trace`` (sampling undecided instructions) and the postprocs; None if invalid."""
         seed = int(seed if seed is not None else self._seeds(1)[0])
+        self._count("replays")
         try:
             sch = Schedule(self.context.mod, seed=seed, debug_mask=0)
             trace.apply_to_schedule(sch, remove_postproc=True)
@@ -154,8 +164,9 @@ class Population:
                     self._failed()
                     return None
             key = int(tvm_ffi.structural_hash(sch.mod))
-        except Exception as err:  # noqa: BLE001  (a bad sample is data, not a crash)
+        except Exception as err:  # noqa: BLE001  (a bad sample is data, not a crash; counted, warned per round)
             self._failed()
+            self._error(err)
             logger.debug("replay failed: %s", err)
             return None
         return self._candidate(sch, key)
@@ -241,6 +252,8 @@ class Population:
             try:
                 trace = ms_ffi.MutatorApply(self.mutators[m], parent.trace.simplified(remove_postproc=True), int(s_mut))
             except Exception as err:  # noqa: BLE001  (same policy as replay)
+                self._count("replays")
+                self._error(err)
                 logger.debug("mutation failed: %s", err)
                 return None
             return None if trace is None else self.replay(trace, int(s_replay))

@@ -19,6 +19,7 @@ class RoundProfile:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
+        self._first_errors: dict[str, str] = {}
         self._start = time.perf_counter()
         self._lock = threading.Lock()
 
@@ -26,6 +27,7 @@ class RoundProfile:
         with self._lock:
             self.seconds.clear()
             self.counts.clear()
+            self._first_errors.clear()
             self._start = time.perf_counter()
 
     @contextlib.contextmanager
@@ -43,6 +45,17 @@ class RoundProfile:
     def count(self, key: str, n: int = 1) -> None:
         with self._lock:
             self.counts[key] += n
+
+    def fail(self, key: str, err: BaseException) -> None:
+        """Count a failure under ``key`` and keep the round's first one for its warning."""
+        with self._lock:
+            self.counts[key] += 1
+            self._first_errors.setdefault(key, f"{type(err).__name__}: {err}")
+
+    def first_error(self, key: str) -> str | None:
+        """The first failure counted under ``key`` since :meth:`start` (see :meth:`fail`)."""
+        with self._lock:
+            return self._first_errors.get(key)
 
     def as_dict(self) -> dict:
         """``{part}_s`` seconds, ``total_s`` since :meth:`start`, ``other_s`` the rest, and the counts."""

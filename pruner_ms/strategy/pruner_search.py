@@ -48,9 +48,9 @@ PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": Fa
 # Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
 # population ranked once (the mutations it would steer are wasted replays).
 GA_MIN_TRUST = 0.25
-# A round whose analyzer evaluations fail more often than this is warned about: drafting would
-# silently degrade into random search.
-ANALYZER_FAILURE_WARN_SHARE = 0.1
+# A round whose analyzer evaluations (or replays and mutations) raise more often than this is warned
+# about: drafting would silently degrade into random search (or see less of the space).
+FAILURE_WARN_SHARE = 0.1
 
 
 @derived_object
@@ -311,11 +311,10 @@ class PrunerSearch(PySearchStrategy):
         self.valid_measured = 0
         self._analyzer_cache: dict[int, float] = {}
         self._model_scores: dict[int, float] = {}
-        self._first_analyzer_error: str | None = None  # of the current round, for its warning
         # the next round's draft, running in the background while this batch is measured (``overlap_draft``)
         self._draft_executor = ThreadPoolExecutor(1, thread_name_prefix="pruner-draft") if self.overlap_draft else None
         self._pending_draft: tuple[Future, RoundProfile] | None = None
-        self._background_profile: dict | None = None
+        self._background_profile: tuple[dict, RoundProfile] | None = None  # its counts when taken, and itself
         in_database = self._load_all_measured()
         self.seeds = self._load_seeds()
         self.trials_sent = in_database if self.resume else 0
@@ -347,7 +346,6 @@ class PrunerSearch(PySearchStrategy):
             return None
         n = min(self.num_trials_per_iter, self.max_trials - self.trials_sent)
         self.profile.start()
-        self._first_analyzer_error = None
         self._model_scores = {}  # the learned model's scores of this round (it is updated between rounds)
         self._background_profile = None
         picks = self._pick(n)
@@ -357,10 +355,11 @@ class PrunerSearch(PySearchStrategy):
                                       for src in ("draft", "model", "local", "random")},
                                    # a draft made in the background during the last measurement: its
                                    # own time and counts, not part of this round's total_s
-                                   **{f"background_{k}": v for k, v in (self._background_profile or {}).items()}}
-        self._warn_failures(self.last_round_profile)
+                                   **{f"background_{k}": v for k, v in
+                                      (self._background_profile[0] if self._background_profile else {}).items()}}
+        self._warn_failures(self.last_round_profile, self.profile)
         if self._background_profile is not None:
-            self._warn_failures(self._background_profile)
+            self._warn_failures(*self._background_profile)
         prof = self.last_round_profile
         logger.info("PrunerSearch round %d: %d picks (draft %d, model %d, local %d, random %d), trust %.2f (drafts "
                     "beat random programs with p=%s; analyzer rank correlation %s over %d measured), search %.1f s "
@@ -465,13 +464,19 @@ class PrunerSearch(PySearchStrategy):
         """How far the analyzer is trusted now (1 without ``adaptive_trust``)."""
         return self.trust.level if self.adaptive_trust else 1.0
 
-    def _warn_failures(self, prof: dict) -> None:
-        evaluated = prof.get("analyzer_evaluations", 0)
-        failed = prof.get("analyzer_failures", 0)
-        if evaluated and failed > ANALYZER_FAILURE_WARN_SHARE * evaluated:
-            logger.warning("PrunerSearch: the analyzer failed on %d of %d programs this round (they rank last, "
-                           "so drafting degrades towards random search); first error: %s",
-                           failed, evaluated, self._first_analyzer_error)
+    @staticmethod
+    def _warn_failures(counts: dict, profile: RoundProfile) -> None:
+        """Warn when more than ``FAILURE_WARN_SHARE`` of a round's analyzer evaluations, or of its
+        replays and mutations, raised an error (``counts``: ``profile``'s), with the first error."""
+        for failed_key, total_key, what in (
+                ("analyzer_failures", "analyzer_evaluations", "the analyzer failed on %d of %d programs this round "
+                 "(they rank last, so drafting degrades towards random search)"),
+                ("replay_errors", "replays", "replaying or mutating %d of %d traces raised an error this round "
+                 "(those candidates are dropped, so the search sees less of the space)")):
+            failed, total = counts.get(failed_key, 0), counts.get(total_key, 0)
+            if total and failed > FAILURE_WARN_SHARE * total:
+                logger.warning("PrunerSearch: " + what + "; first error: %s", failed, total,
+                               profile.first_error(failed_key))
 
     def _analyzer_score(self, cand: Candidate, profile: RoundProfile) -> float:
         """The analyzer's score of one program (1 / estimated seconds; 0 if it cannot be analyzed),
@@ -484,8 +489,7 @@ class PrunerSearch(PySearchStrategy):
         try:
             score = 1.0 / max(self.analyzer.estimate_seconds(cand.sch.mod), 1e-12)
         except Exception as err:  # noqa: BLE001  (an unanalyzable program ranks last; counted, warned)
-            profile.count("analyzer_failures")
-            self._first_analyzer_error = self._first_analyzer_error or f"{type(err).__name__}: {err}"
+            profile.fail("analyzer_failures", err)
             logger.debug("analyzer failed: %s", err)
             score = 0.0
         self._analyzer_cache[cand.key] = score
@@ -595,7 +599,7 @@ class PrunerSearch(PySearchStrategy):
         self._pending_draft = None
         with self.profile.timed("draft_wait_s"):
             self.drafts, self.random_pool = future.result()
-        self._background_profile = profile.as_dict()
+        self._background_profile = (profile.as_dict(), profile)
 
     def _draft_population(self, pop: Population, profile: RoundProfile, *, genetic: bool,
                           population: list[Candidate] | None, known_best: list[Candidate], exclude,
