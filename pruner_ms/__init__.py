@@ -15,6 +15,7 @@ _EXPORTS = {
     "WorkloadError": ".integration.tune", "tune_tir": ".integration.tune",
     "TargetError": ".integration.workarounds", "WarmPoolBuilder": ".integration.workarounds",
     "normalize_target": ".integration.workarounds", "PrunerSearch": ".strategy",
+    "EvolutionaryDraftSearch": ".strategy",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -1,6 +1,9 @@
 """Shared fixtures: the host target, a small GEMM, and a builder that works on 2 cores."""
 from __future__ import annotations
 
+import contextlib
+import logging
+
 import numpy as np
 import pytest
 
@@ -115,3 +118,18 @@ def interruptible_child() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def pruner_ms_log(level: int = logging.NOTSET):
+    """The messages logged to the ``pruner_ms`` logger at ``level`` or above inside the block (pytest's
+    logging plugin is off: ``-p no:logging``)."""
+    seen: list[str] = []
+    handler = logging.Handler(level)
+    handler.emit = lambda record: seen.append(record.getMessage())
+    log = logging.getLogger("pruner_ms")
+    log.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        log.removeHandler(handler)

@@ -9,6 +9,8 @@ from tvm.s_tir import Schedule
 from pruner_ms.analysis import SymbolicAnalyzer, extract_nests
 from pruner_ms.bench.workloads import gemm
 
+from .conftest import pruner_ms_log
+
 
 @pytest.fixture(scope="module")
 def analyzer(host_spec):
@@ -373,8 +375,6 @@ def test_llvm_vectorizes_a_contiguous_element_wise_loop(analyzer, target):
 
 
 def test_an_index_node_the_analyzer_cannot_read_is_logged_once(analyzer):
-    import logging
-
     import tvm
     from tvm import te
 
@@ -384,17 +384,10 @@ def test_an_index_node_the_analyzer_cannot_read_is_logged_once(analyzer):
     # the guard's operand bitwise_and(i, 1) is a node the analyzer does not read (TE read regions hold none)
     b = te.compute((128,), lambda i: te.if_then_else(tvm.tirx.bitwise_and(i, 1) == 0, a[i], 0.0), name="B")
     func = te.create_prim_func([a, b])
-    seen = []
-    handler = logging.Handler()
-    handler.emit = lambda record: seen.append(record.getMessage())
-    log = logging.getLogger("pruner_ms")
-    log.addHandler(handler)
     _note_unknown_index_node.cache_clear()
-    try:
+    with pruner_ms_log() as seen:
         for _ in range(3):
             assert analyzer.analyze(Schedule(func).mod).seconds > 0
-    finally:
-        log.removeHandler(handler)
     assert len([m for m in seen if "BitwiseAnd nodes are read as 0" in m]) == 1, seen
 
 

@@ -133,7 +133,7 @@ def test_bench_workloads_must_be_in_the_suite(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["pruner-paper", "evolutionary-analyzer"])
+@pytest.mark.parametrize("strategy", ["pruner-paper", "evolutionary-analyzer", "evolutionary-draft"])
 def test_ablation_strategies_run(strategy, tmp_path, gemm64, monkeypatch):
     from pruner_ms import PrunerSearch
     from pruner_ms.strategy import pruner_search

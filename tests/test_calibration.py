@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 
 from pruner_ms.hardware import calibration
 from pruner_ms.hardware.calibration import MemoryCurve, apply_memory_curve, calibrated_spec
+
+from .conftest import pruner_ms_log
 
 MIB = 1 << 20
 
@@ -58,16 +59,9 @@ def test_unreadable_cache_is_measured_again(host_spec, tmp_path):
     first = calibrated_spec(host_spec, cache_dir=tmp_path)
     (path,) = tmp_path.glob("memory-*.json")
     path.write_text("{not json")
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = records.append
-    logger = logging.getLogger("pruner_ms")
-    logger.addHandler(handler)
-    try:
+    with pruner_ms_log() as seen:
         again = calibrated_spec(host_spec, cache_dir=tmp_path)
-    finally:
-        logger.removeHandler(handler)
-    assert any("unreadable memory calibration" in r.getMessage() for r in records)
+    assert any("unreadable memory calibration" in m for m in seen)
     assert again.l3_bytes > 0 and json.loads(path.read_text())["cores"] == first.cores
 
 

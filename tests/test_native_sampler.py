@@ -13,6 +13,8 @@ from pruner_ms.bench.workloads import gemm
 from pruner_ms.strategy import native_sampler
 from pruner_ms.strategy.population import NATIVE_CHUNK, Population
 
+from .conftest import pruner_ms_log
+
 
 @pytest.fixture(scope="module")
 def gemm_context(target):
@@ -90,14 +92,7 @@ def test_a_failing_native_sampler_falls_back_to_python_replays_loudly(gemm_conte
         raise RuntimeError("sampler out of order")
 
     monkeypatch.setattr(native_sampler.NativeSampler, "sample", broken)
-    seen: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: seen.append(record.getMessage())
-    log = logging.getLogger("pruner_ms")
-    log.addHandler(handler)
-    try:
+    with pruner_ms_log(logging.WARNING) as seen:
         got, pop = _sample(ctx, spaces, 0, 40, native=True)
-    finally:
-        log.removeHandler(handler)
     assert len(got) == 40 and not pop.native_sampling
     assert any("native sampler failed" in m and "out of order" in m for m in seen), seen

@@ -39,6 +39,8 @@ from pruner_ms.cost_model.train import (
     train_offline,
 )
 
+from .conftest import pruner_ms_log
+
 TRIALS = 32
 
 
@@ -291,7 +293,6 @@ def test_programs_without_pattern_tokens_are_warned_about(gemm_db, monkeypatch):
     import logging
 
     from pruner_ms.cost_model import pacm as pacm_module
-    from pruner_ms.cost_model.train import featurize_records
 
     _, wl = gemm_db
 
@@ -299,15 +300,8 @@ def test_programs_without_pattern_tokens_are_warned_about(gemm_db, monkeypatch):
         raise ValueError("no tokens for this one")
 
     monkeypatch.setattr(pacm_module, "pattern_features", unreadable)
-    seen: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: seen.append(record.getMessage())
-    log = logging.getLogger("pruner_ms")
-    log.addHandler(handler)
-    try:
+    with pruner_ms_log(logging.WARNING) as seen:
         samples, _ = featurize_records(PaCM(seed=0), wl)
-    finally:
-        log.removeHandler(handler)
     assert len(samples) == TRIALS and all(not s.ids.any() for s in samples)
     assert [m for m in seen if "pattern tokens of" in m] == [
         f"PaCM: the pattern tokens of {TRIALS} of {TRIALS} programs could not be extracted (they are ranked on their "

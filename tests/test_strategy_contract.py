@@ -24,6 +24,8 @@ from pruner_ms.bench.workloads import gemm
 from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import METASCHEDULE_FAILED_SECONDS
 
+from .conftest import pruner_ms_log
+
 SMALL = {"population_size": 32, "draft_size": 16}
 
 
@@ -256,15 +258,8 @@ class RaisingAnalyzer:
 
 
 def _warnings_while(fn) -> list[str]:
-    seen: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: seen.append(record.getMessage())
-    log = logging.getLogger("pruner_ms")
-    log.addHandler(handler)
-    try:
+    with pruner_ms_log(logging.WARNING) as seen:
         fn()
-    finally:
-        log.removeHandler(handler)
     return seen
 
 

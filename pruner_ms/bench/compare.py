@@ -14,7 +14,7 @@ import numpy as np
 logger = logging.getLogger("pruner_ms")
 
 STRATEGIES = ("pruner", "pruner-paper", "pruner-pacm", "pruner-moa", "default", "default-short-warmup",
-              "evolutionary-analyzer")
+              "evolutionary-analyzer", "evolutionary-draft")
 
 
 def _choose_from() -> str:
@@ -85,9 +85,10 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
     (:data:`~pruner_ms.strategy.pruner_search.PAPER_VERIFY`, overridden by ``pruner_kwargs``),
     ``pruner-pacm`` with a fresh PaCM trained online, ``pruner-moa`` with PaCM adapted by MoA from
     ``pacm_checkpoint`` (an offline-trained model). Baselines: ``default`` (MetaSchedule's
-    evolutionary search with XGBoost), ``default-short-warmup`` (the same without XGBoost warm-up) and
+    evolutionary search with XGBoost), ``default-short-warmup`` (the same without XGBoost warm-up),
     ``evolutionary-analyzer`` (the evolutionary search with the symbolic analyzer as its cost model:
-    the analyzer without Draft-then-Verify). A ``pruner*`` name may carry PrunerSearch options
+    the analyzer without Draft-then-Verify) and ``evolutionary-draft``
+    (:class:`~pruner_ms.strategy.EvolutionaryDraftSearch`: those drafts verified by XGBoost). A ``pruner*`` name may carry PrunerSearch options
     (``pruner+draft_every=4``, :func:`split_strategy`); they override ``pruner_kwargs``.
     """
     from tvm.s_tir import meta_schedule as ms
@@ -119,6 +120,10 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
         from ..cost_model import SymbolicCostModel
 
         return ms.search_strategy.EvolutionarySearch(), SymbolicCostModel()
+    if name == "evolutionary-draft":  # the same drafts, verified by XGBoost (no warm-up, as PrunerSearch's)
+        from ..strategy import EvolutionaryDraftSearch
+
+        return EvolutionaryDraftSearch(), ms.cost_model.XGBModel(num_tuning_cores=cores, num_warmup_samples=0)
     raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
 
 

@@ -70,9 +70,10 @@ def verify_cost_model(cost_model, strategy, *, num_tuning_cores=None):
     MetaSchedule's XGBoost model without its 100-sample random warm-up, so that the verify stage ranks
     drafts from the first measured batch; the model is made here, nothing the caller passed is changed.
     Any other model or strategy is passed on as given."""
-    from ..strategy import PrunerSearch
+    from ..strategy import EvolutionaryDraftSearch, PrunerSearch
 
-    if isinstance(cost_model, str) and cost_model == "xgb" and isinstance(strategy, PrunerSearch):
+    if isinstance(cost_model, str) and cost_model == "xgb" and isinstance(strategy, (PrunerSearch,
+                                                                                     EvolutionaryDraftSearch)):
         cores = num_tuning_cores if isinstance(num_tuning_cores, int) else None
         return ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=cores)
     return cost_model

@@ -1,5 +1,6 @@
 """Search strategies."""
 from ..analysis import analyzer_for_target  # re-exported: its home is pruner_ms.analysis
+from .evolutionary_draft import EvolutionaryDraftSearch
 from .pruner_search import PrunerSearch
 
-__all__ = ["PrunerSearch", "analyzer_for_target"]
+__all__ = ["EvolutionaryDraftSearch", "PrunerSearch", "analyzer_for_target"]
