@@ -433,13 +433,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "every strategy (default: the model entry's, else gradient)")
     b.add_argument("--zero-measure", action="store_true", default=None,
                    help="models: also compile each with zero measurements (the analyzer's drafts), once per seed")
-    b.add_argument("--remeasure-passes", type=int, default=3,
+    b.add_argument("--remeasure-passes", type=int, default=2,
                    help="after tuning each workload, re-measure its runs' decisive programs this many round-robin "
                         "passes in each of --remeasure-processes fresh processes; the tables then use those "
-                        "latencies (default 3; 0: tuning-time latencies, CPU only)")
-    b.add_argument("--remeasure-processes", type=int, default=3,
+                        "latencies (default 2; 0: tuning-time latencies, CPU only)")
+    b.add_argument("--remeasure-processes", type=int, default=5,
                    help="fresh processes the re-measurement runs in, one after the other (a program's latency is "
-                        "the median over them; some programs run slower for a whole process; default 3)")
+                        "the mean over them: some programs' latency depends on the process's address layout; "
+                        "default 5)")
     b.add_argument("--runner", default="local", help="local (default) or rpc://HOST:PORT/KEY")
     b.add_argument("--no-progress", action="store_true")
     b.set_defaults(func=cmd_bench)

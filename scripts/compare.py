@@ -5,8 +5,8 @@ Example (the README's main job):
     python scripts/compare.py --workloads gemm-512 --trials 128 --seeds 0
 
 Strategies alternate their order with the seed (as given for the 1st, 3rd, ... seed, reversed for the
-others), every run tunes in its own empty work dir, and re-measured latencies (3 fresh processes x 3 round-robin
-passes) are reported next to the tuning-time ones. --merge-into FILE adds this invocation's runs to an earlier
+others), every run tunes in its own empty work dir, and re-measured latencies (5 fresh processes x 2 round-robin
+passes, mean over processes) are reported next to the tuning-time ones. --merge-into FILE adds this invocation's runs to an earlier
 result (same --trials and --trials-per-iter) and skips the runs it already holds.
 """
 from __future__ import annotations
@@ -39,11 +39,11 @@ def main(argv=None) -> int:
                    help="merge into this earlier JSON result (made with the same --trials and --trials-per-iter): "
                         "keep its runs, skip the (workload, strategy, seed) it holds, write the union there "
                         "(replaces --out)")
-    p.add_argument("--remeasure-passes", type=int, default=3,
+    p.add_argument("--remeasure-passes", type=int, default=2,
                    help="after tuning, re-measure each run's decisive programs this many times, round-robin, in "
                         "each of --remeasure-processes fresh processes (0: report tuning-time latencies only)")
-    p.add_argument("--remeasure-processes", type=int, default=3,
-                   help="fresh processes the re-measurement runs in (median over them; default 3)")
+    p.add_argument("--remeasure-processes", type=int, default=5,
+                   help="fresh processes the re-measurement runs in (mean over them; default 5)")
     p.add_argument("--pacm-checkpoint", default=None,
                    help="pretrained PaCM for the pruner-moa strategy (python -m pruner_ms.cost_model.train ...)")
     p.add_argument("--no-progress", action="store_true")

@@ -385,7 +385,7 @@ def format_report(runs: list[dict], summaries: dict[str, dict]) -> str:
     """The runs table, then one speed-up table per view ("measured", "remeasured")."""
     titles = {"measured": "Speed-ups from the latencies measured while tuning",
               "remeasured": "Speed-ups from re-measured latencies (decisive programs of every run, "
-                            "built once, measured round-robin in several fresh processes, median over processes of "
+                            "built once, measured round-robin in several fresh processes, mean over processes of "
                             "the median of passes)"}
     parts = [format_runs(runs)]
     for view, summary in summaries.items():
@@ -471,7 +471,7 @@ def check_fresh_work_dir(work_dir: str) -> None:
 
 def compare(workloads: list, strategies: list[str], *, trials: int, seeds: list[int],
             trials_per_iter: int, work_root: str | None = None, progress: bool = True,
-            pruner_kwargs: dict | None = None, remeasure_passes: int = 3, remeasure_processes: int = 3,
+            pruner_kwargs: dict | None = None, remeasure_passes: int = 2, remeasure_processes: int = 5,
             pacm_checkpoint: str | None = None,
             target=None, runner="local", space="post-order-apply", done=(), log=print
             ) -> tuple[list[dict], dict[str, dict]]:

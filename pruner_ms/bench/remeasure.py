@@ -11,8 +11,12 @@ pages): some programs' latency depends on where their buffers lie (a 1x1 conv2d 
 suite: 1.27-1.37 ms with one allocation, 0.97-1.00 ms with another, steady within each;
 ``docs/results/cold_share_s29``). A slower state can also last a whole process (the same suite's
 first-batch program re-measured at 1.21-1.25 ms in two invocations and 1.52-1.76 ms in two others,
-which moved a speed-up between 1.8x and 3.8x), so the passes run in several fresh processes, one
-after the other, and a program's latency is the median over processes of its median in each.
+which moved a speed-up between 1.8x and 3.8x). That state is the process's address layout: with
+address-space randomization off (``setarch -R``) the program times 1.17-1.27 ms in 10 of 10 processes,
+with it on 1.20-1.26 ms in 3 of 10 and 1.56-1.87 ms in 7 (``docs/results/remeasure_layout_s30``). A
+program deployed in a process gets one layout at random, so the passes run in several fresh
+processes, one after the other, and a program's latency is the mean over processes of its median in
+each: its expected latency over layouts.
 """
 from __future__ import annotations
 
@@ -60,15 +64,16 @@ def decisive(programs: list[dict], top: int) -> list[dict]:
     return list({id(p): p for p in keep}.values())
 
 
-def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int = 8, processes: int = 3,
-                   passes: int = 3, number: int = 3, min_repeat_ms: int = 100, log=print) -> dict[int, list[dict]]:
+def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int = 8, processes: int = 5,
+                   passes: int = 2, number: int = 3, min_repeat_ms: int = 100, log=print) -> dict[int, list[dict]]:
     """Re-measure the decisive programs of several runs of one workload, interleaved, in fresh processes.
 
     Each distinct program (structurally equal programs share one measurement) is compiled once here
     and timed in ``processes`` new Python processes, one after the other, each running ``passes``
     round-robin passes over all of them on newly allocated arguments (:func:`measure_in_child`). A
-    program's ``remeasured`` latency is the median over the processes of its median within each; its
-    per-process medians are kept as ``remeasured_per_process``. Returns, per run (by position), its
+    program's ``remeasured`` latency is the mean over the processes of its median within each (each
+    process draws one address layout; see the module's text); its per-process medians are kept as
+    ``remeasured_per_process``. Returns, per run (by position), its
     decisive programs.
     """
     import tempfile
@@ -114,7 +119,7 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
     for progs in per_run.values():
         for p in progs:
             p["remeasured_per_process"] = per_process[p["key"]]
-            p["remeasured"] = statistics.median(per_process[p["key"]])
+            p["remeasured"] = statistics.fmean(per_process[p["key"]])
     return per_run
 
 

@@ -99,7 +99,7 @@ def select_workloads(workloads: list, *, names: list[str] | None = None, only: l
 
 def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: str, trials: int | None = None,
               trials_per_iter: int | None = None, runner="local", progress: bool = True,
-              remeasure_passes: int = 3, remeasure_processes: int = 3, include_models: bool = True, only: list[str] | None = None,
+              remeasure_passes: int = 2, remeasure_processes: int = 5, include_models: bool = True, only: list[str] | None = None,
               workloads: list[str] | None = None, task_schedulers: list[str] | None = None,
               zero_measure: bool | None = None, log=print) -> dict:
     """Run a suite and write ``suite.json``, ``suite.md`` and ``curves/*.png`` under ``out_dir``.
@@ -274,7 +274,7 @@ def _remeasure_protocol(run: dict) -> str:
     passes = run.get("remeasure_passes", "?")
     if "remeasure_processes" not in run:
         return f"median of {passes} round-robin passes in the tuning process"
-    return f"median over {run['remeasure_processes']} fresh processes of the median of {passes} round-robin passes"
+    return f"mean over {run['remeasure_processes']} fresh processes of the median of {passes} round-robin passes"
 
 
 def _final(run: dict, remeasured: bool) -> float:
