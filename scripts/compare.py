@@ -5,9 +5,10 @@ Example (the README's main job):
     python scripts/compare.py --workloads gemm-512 --trials 128 --seeds 0
 
 Strategies alternate their order with the seed (as given for the 1st, 3rd, ... seed, reversed for the
-others), every run tunes in its own empty work dir, and re-measured latencies (5 fresh processes x 2 round-robin
-passes, mean over processes) are reported next to the tuning-time ones. --merge-into FILE adds this invocation's runs to an earlier
-result (same --trials and --trials-per-iter) and skips the runs it already holds.
+others), every run tunes in its own empty work dir, and re-measured latencies (5 fresh processes x 2
+round-robin passes, mean over processes) are reported next to the tuning-time ones. --merge-into FILE
+adds this invocation's runs to an earlier result (same --trials and --trials-per-iter) and skips the
+runs it already holds.
 """
 from __future__ import annotations
 

@@ -179,6 +179,44 @@ def test_symbolic_cost_model_in_stock_evolutionary_search(tmp_path, target, buil
     assert sch is not None and run_and_check(sch.mod, gemm64, target) < 1e-3
 
 
+def test_symbolic_cost_model_scores_each_program_once(target, gemm64):
+    """Its cache gives the analyzer's scores without asking the analyzer again for a program it has
+    scored (structurally equal schedules are one program); the least recently used go first."""
+    import numpy as np
+    from tvm.s_tir import Schedule
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate
+
+    from pruner_ms import SymbolicCostModel
+    from pruner_ms.analysis import analyzer_for_target
+
+    class Counting:
+        def __init__(self):
+            self.inner, self.calls = analyzer_for_target(target), 0
+
+        def estimate_seconds(self, mod) -> float:
+            self.calls += 1
+            return self.inner.estimate_seconds(mod)
+
+    cands = []
+    for factor in (4, 8, 16):
+        sch = Schedule(gemm64.func)
+        i, _, _ = sch.get_loops(sch.get_sblock("C"))
+        sch.split(i, [None, factor])
+        cands.append(MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True)))
+    context = ms.TuneContext(tvm.IRModule({"main": gemm64.func}), target=target)
+    cached, uncached, small = Counting(), Counting(), Counting()
+    scores = SymbolicCostModel(cached).predict(context, cands + cands)
+    np.testing.assert_array_equal(scores, SymbolicCostModel(uncached, cache_size=0).predict(context, cands + cands))
+    assert (cached.calls, uncached.calls) == (3, 6)
+    model = SymbolicCostModel(small, cache_size=1)
+    model.predict(context, cands)
+    model.predict(context, cands[2:] + cands[:1])  # the last one is kept, the first was dropped
+    assert small.calls == 4
+    with pytest.raises(ValueError, match="cache_size must be >= 0"):
+        SymbolicCostModel(cache_size=-1)
+
+
 def test_cold_random_share_hedges_the_first_batch(target):
     """With ``cold_random_share`` the first batch mixes drafts and random samples (the trust's first
     fair evidence)."""

@@ -88,7 +88,8 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
     evolutionary search with XGBoost), ``default-short-warmup`` (the same without XGBoost warm-up),
     ``evolutionary-analyzer`` (the evolutionary search with the symbolic analyzer as its cost model:
     the analyzer without Draft-then-Verify) and ``evolutionary-draft``
-    (:class:`~pruner_ms.strategy.EvolutionaryDraftSearch`: those drafts verified by XGBoost). A ``pruner*`` name may carry PrunerSearch options
+    (:class:`~pruner_ms.strategy.EvolutionaryDraftSearch`: those drafts verified by XGBoost). A
+    ``pruner*`` name may carry PrunerSearch options
     (``pruner+draft_every=4``, :func:`split_strategy`); they override ``pruner_kwargs``.
     """
     from tvm.s_tir import meta_schedule as ms
@@ -121,9 +122,11 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
 
         return ms.search_strategy.EvolutionarySearch(), SymbolicCostModel()
     if name == "evolutionary-draft":  # the same drafts, verified by XGBoost (no warm-up, as PrunerSearch's)
+        from ..integration.tune import verify_cost_model
         from ..strategy import EvolutionaryDraftSearch
 
-        return EvolutionaryDraftSearch(), ms.cost_model.XGBModel(num_tuning_cores=cores, num_warmup_samples=0)
+        strategy = EvolutionaryDraftSearch()
+        return strategy, verify_cost_model("xgb", strategy, num_tuning_cores=cores)
     raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
 
 

@@ -73,8 +73,7 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
     round-robin passes over all of them on newly allocated arguments (:func:`measure_in_child`). A
     program's ``remeasured`` latency is the mean over the processes of its median within each (each
     process draws one address layout; see the module's text); its per-process medians are kept as
-    ``remeasured_per_process``. Returns, per run (by position), its
-    decisive programs.
+    ``remeasured_per_process``. Returns, per run (by position), its decisive programs.
     """
     import tempfile
 
@@ -107,11 +106,12 @@ def remeasure_runs(workload, runs_with_dirs: list[tuple[dict, str]], *, top: int
                 "passes": passes, "number": number, "min_repeat_ms": min_repeat_ms}
         log(f"{workload.name}: re-measuring {len(libraries)} distinct programs in {processes} fresh processes "
             f"x {passes} passes")
+        spec_path = os.path.join(tmp, "spec.json")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            json.dump(spec, f)
         per_process: dict[int, list[float]] = {k: [] for k in libraries}
         for n in range(processes):
-            spec_path, out_path = os.path.join(tmp, f"spec{n}.json"), os.path.join(tmp, f"samples{n}.json")
-            with open(spec_path, "w", encoding="utf-8") as f:
-                json.dump(spec, f)
+            out_path = os.path.join(tmp, f"samples{n}.json")
             _run_child(spec_path, out_path)
             with open(out_path, encoding="utf-8") as f:
                 for k, samples in json.load(f).items():

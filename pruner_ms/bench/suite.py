@@ -99,7 +99,8 @@ def select_workloads(workloads: list, *, names: list[str] | None = None, only: l
 
 def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: str, trials: int | None = None,
               trials_per_iter: int | None = None, runner="local", progress: bool = True,
-              remeasure_passes: int = 2, remeasure_processes: int = 5, include_models: bool = True, only: list[str] | None = None,
+              remeasure_passes: int = 2, remeasure_processes: int = 5, include_models: bool = True,
+              only: list[str] | None = None,
               workloads: list[str] | None = None, task_schedulers: list[str] | None = None,
               zero_measure: bool | None = None, log=print) -> dict:
     """Run a suite and write ``suite.json``, ``suite.md`` and ``curves/*.png`` under ``out_dir``.
@@ -162,7 +163,8 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
         runs, _ = compare(
             selected, strategies, trials=trials, seeds=seeds, trials_per_iter=trials_per_iter,
             work_root=os.path.join(out_dir, "work"), progress=progress, remeasure_passes=remeasure_passes,
-            remeasure_processes=remeasure_processes, target=target, runner=runner, space=space, done=[run_key(r) for r in previous.get("runs", [])], log=log)
+            remeasure_processes=remeasure_processes, target=target, runner=runner, space=space,
+            done=[run_key(r) for r in previous.get("runs", [])], log=log)
     models = []
     if include_models and str(target.kind.name) == "llvm":
         from .network import row_key, run_model
