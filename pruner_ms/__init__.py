@@ -5,7 +5,7 @@ the command line is read (see :mod:`pruner_ms.integration.workarounds.torch_impo
 """
 from __future__ import annotations
 
-import importlib
+from .lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -13,20 +13,10 @@ _EXPORTS = {
     "Estimate": ".analysis", "SymbolicAnalyzer": ".analysis", "SymbolicCostModel": ".cost_model",
     "CPUSpec": ".hardware", "host_cpu_spec": ".hardware", "load_cpu_spec": ".hardware",
     "WorkloadError": ".integration.tune", "tune_tir": ".integration.tune",
-    "TargetError": ".integration.workarounds", "WarmPoolBuilder": ".integration.workarounds",
+    "TargetError": ".integration.workarounds", "WarmPoolBuilder": ".integration.builders",
+    "CudaBuilder": ".integration.builders",
     "normalize_target": ".integration.workarounds", "PrunerSearch": ".strategy",
     "EvolutionaryDraftSearch": ".strategy",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pruner_ms' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

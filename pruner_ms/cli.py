@@ -73,18 +73,17 @@ def resolve_workload(name: str):
     """A named workload: the built-in list, then every suite entry's name."""
     from .bench.suite import load_suite
     from .bench.workloads import WORKLOADS, get_workload, workload_from_spec
-    from .hardware.paths import configs_dir
+    from .hardware.paths import config_files
 
     if name in WORKLOADS:
         return get_workload(name)
     known = list(WORKLOADS)
-    for fname in sorted(os.listdir(os.path.join(configs_dir(), "suites"))):
-        if fname.endswith(".json"):
-            for spec in load_suite(os.path.join(configs_dir(), "suites", fname)).get("workloads", []):
-                wl = workload_from_spec(spec)
-                known.append(wl.name)
-                if wl.name == name:
-                    return wl
+    for path in config_files("suites"):
+        for spec in load_suite(str(path)).get("workloads", []):
+            wl = workload_from_spec(spec)
+            known.append(wl.name)
+            if wl.name == name:
+                return wl
     raise CLIError(f"unknown workload {name!r}; known: {', '.join(known)} (or pass --tvmscript FILE)")
 
 
@@ -116,7 +115,7 @@ def load_tvmscript(path: str):
 def cmd_tune(a) -> int:
     from .bench.compare import check_against_numpy, make_strategy
     from .integration.resume import measured_count, open_database
-    from .integration.cuda import check_runner
+    from .integration.runners import check_runner
     from .integration.reuse import check_reuse_sources
     from .integration.runners import make_runner
     from .integration.timeline import Timeline, TimelineCallback
@@ -497,7 +496,8 @@ def main(argv=None) -> int:
 
         import_tvm_without_torch()
     from .bench.suite import SuiteError
-    from .integration.cuda import NoGPUError, NotTensorizableError
+    from .integration.runners import NoGPUError
+    from .integration.tensor_core import NotTensorizableError
     from .integration.relax import ModelImportError
     from .integration.resume import DatabaseError
     from .integration.reuse import ReuseError

@@ -2,7 +2,7 @@
 
 Samples N candidates from the ``cuda-tensorcore`` design space of an fp16 GEMM (te.create_prim_func,
 fp16 inputs, fp32 or fp16 accumulation) for ``nvidia/nvidia-a100`` (host ``{"kind": "llvm",
-"num-cores": 2}``), builds them with :class:`pruner_ms.integration.cuda.CudaBuilder` (tvm.compile +
+"num-cores": 2}``), builds them with :class:`pruner_ms.integration.builders.CudaBuilder` (tvm.compile +
 nvcc, fatbin embedded) and prints the success rate without the wmma workaround, with it, and the time
 per build. With ``--pools processes,threads`` the same candidates are built by the builder's worker
 processes and by its in-process threads (lowering under one lock), ``--batches`` times each (the
@@ -56,7 +56,8 @@ def main() -> int:
     import tvm
     from tvm.s_tir.meta_schedule.builder import BuilderInput
 
-    from pruner_ms.integration.cuda import CudaBuilder, sample_candidates
+    from pruner_ms.integration.builders import CudaBuilder
+    from pruner_ms.integration.tensor_core import sample_candidates
 
     target = tvm.target.Target(args.target, host={"kind": "llvm", "num-cores": args.cores})
     report = {"target": args.target, "size": args.size, "n": args.n, "results": []}

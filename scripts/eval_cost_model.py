@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -144,7 +145,7 @@ def _timing(model_names: list[str], wl, *, seed: int) -> dict:
 def main(argv=None) -> int:
     import numpy as np
 
-    from pruner_ms.bench.dataset import dataset_dir, load_records
+    from pruner_ms.bench.dataset import load_records
     from pruner_ms.cost_model.train import ranking_metrics
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -160,7 +161,7 @@ def main(argv=None) -> int:
     for m in models:
         if m not in MODELS:
             p.error(f"unknown model {m!r}; choose from {', '.join(MODELS)}")
-    root = a.dataset or str(dataset_dir())
+    root = a.dataset or str(Path(__file__).resolve().parents[1] / "tests" / "data" / "cpu_dataset")
     data = load_records(root)
     holdouts = a.holdout.split(",") if a.holdout else sorted(data)
     for h in holdouts:

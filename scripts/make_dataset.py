@@ -34,9 +34,11 @@ from pruner_ms.bench.dataset import (
     MANIFEST_FILE,
     RECORD_FILE,
     WORKLOAD_FILE,
-    dataset_dir,
     dataset_workload,
 )
+
+#: the dataset of this source checkout (a wheel ships none)
+DATASET_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "cpu_dataset"
 
 #: Runner settings (MetaSchedule's default is number=3, repeat=1, min_repeat_ms=100): two repeats give
 #: every valid record two samples, at the same measuring time per candidate.
@@ -53,7 +55,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--random-per-iter", type=int, default=64, help="trials per ReplayTrace batch")
     p.add_argument("--search-per-iter", type=int, default=32, help="trials per search batch (XGB retrains after each)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=dataset_dir(), help="dataset directory (default: %(default)s)")
+    p.add_argument("--out", type=Path, default=DATASET_DIR, help="dataset directory (default: %(default)s)")
     p.add_argument("--resume", action="store_true", help="keep workloads already in the manifest, tune the rest")
     p.add_argument("--readme-only", action="store_true", help="only rewrite README.md from manifest.json")
     args = p.parse_args(argv)
@@ -148,7 +150,7 @@ Load it with
 
 ```python
 from pruner_ms.bench.dataset import load_records, split_by_workload
-data = load_records()                      # {{name: WorkloadRecords(name, mod, candidates, latencies, target, ...)}}
+data = load_records("tests/data/cpu_dataset")  # {{name: WorkloadRecords(name, mod, candidates, latencies, target, ...)}}
 train, test = split_by_workload(list(data), "dense-1x1024x1024")
 ```
 

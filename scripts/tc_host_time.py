@@ -46,7 +46,8 @@ def main(argv=None) -> int:
     from pruner_ms.bench.compare import run_one
     from pruner_ms.bench.workloads import gemm_fp16
     from pruner_ms.hardware import host_cpu_spec
-    from pruner_ms.integration.cuda import CudaBuilder, SyntheticLatencyRunner
+    from pruner_ms.integration.builders import CudaBuilder
+    from pruner_ms.integration.runners import SyntheticLatencyRunner
 
     logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
     cores = host_cpu_spec().cores

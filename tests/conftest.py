@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+#: the cost-model dataset of this checkout (``scripts/make_dataset.py``; a wheel ships none)
+DATASET_DIR = Path(__file__).resolve().parent / "data" / "cpu_dataset"
 
 
 @pytest.fixture(scope="session", autouse=True)

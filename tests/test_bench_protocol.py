@@ -153,7 +153,10 @@ def test_a_pruner_ablation_is_a_strategy_name():
         "pruner", {"draft_every": 4, "cold_random_share": 0.25})
     strategy, _ = make_strategy("pruner+draft_every=4+adaptive_trust=false", cores=2)
     assert strategy._inst.draft_every == 4 and strategy._inst.adaptive_trust is False
-    for bad, says in (("pruner+draft_evry=4", "PrunerSearch keyword"), ("default+draft_every=4", "not one"),
+    strategy, _ = make_strategy("evolutionary-draft+genetic_num_iters=2+population_size=256", cores=2)
+    assert (strategy._inst.genetic_num_iters, strategy._inst.population_size) == (2, 256)
+    for bad, says in (("pruner+draft_evry=4", "PrunerSearch keyword"), ("default+draft_every=4", "takes none"),
+                      ("evolutionary-draft+draft_every=4", "EvolutionaryDraftSearch keyword"),
                       ("pruner+draft_every", "key=value"), ("prunr", r"unknown strategies \['prunr'\]")):
         with pytest.raises(ValueError, match=says):
             check_strategies(["default", bad])

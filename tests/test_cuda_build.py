@@ -70,7 +70,7 @@ def fatbin_entries(data: bytes) -> list[tuple[str, int, bool]]:
 @pytest.fixture(scope="module")
 def tc_candidates(a100):
     """Four tensor-core candidates of a 256^3 fp16 GEMM with fp32 accumulation (the case that needs the workaround)."""
-    from pruner_ms.integration.cuda import sample_candidates
+    from pruner_ms.integration.tensor_core import sample_candidates
 
     cands = sample_candidates(fp16_gemm(256, 256, 256), a100, 4, seed=1, population_size=32)
     assert len(cands) == 4
@@ -98,7 +98,7 @@ def test_replace_cuda_payload_round_trip():
 
 def test_gpu_available_and_no_gpu_error(tmp_path):
     import pruner_ms
-    from pruner_ms.integration.cuda import NoGPUError, check_runner, gpu_available
+    from pruner_ms.integration.runners import NoGPUError, check_runner, gpu_available
 
     assert gpu_available({"kind": "llvm"})
     if gpu_available("nvidia/nvidia-a100"):
@@ -115,7 +115,7 @@ def test_gpu_available_and_no_gpu_error(tmp_path):
 def test_build_tensorcore_candidates(tc_candidates, a100, tmp_path):
     from tvm.s_tir.meta_schedule.builder import BuilderInput
 
-    from pruner_ms.integration.cuda import CudaBuilder
+    from pruner_ms.integration.builders import CudaBuilder
 
     builder = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path))
     results = builder.build([BuilderInput(c.sch.mod, a100) for c in tc_candidates])
@@ -146,7 +146,8 @@ def test_sampled_tensorcore_candidate_builds_for_sm90(h200, tmp_path):
     nvcc for sm_90a, and the artifact carries SASS for compute capability 9.0 only."""
     from tvm.s_tir.meta_schedule.builder import BuilderInput
 
-    from pruner_ms.integration.cuda import CudaBuilder, sample_candidates
+    from pruner_ms.integration.builders import CudaBuilder
+    from pruner_ms.integration.tensor_core import sample_candidates
 
     assert h200.attrs["arch"] == "sm_90a"
     cands = sample_candidates(fp16_gemm(256, 256, 256), h200, 2, seed=3, population_size=32)
@@ -167,7 +168,7 @@ def test_worker_processes_build_what_threads_build_and_survive_a_timeout(tc_cand
     passes the time limit is an error result whose directory is gone, batch after batch."""
     from tvm.s_tir.meta_schedule.builder import BuilderInput
 
-    from pruner_ms.integration.cuda import CudaBuilder
+    from pruner_ms.integration.builders import CudaBuilder
 
     inputs = [BuilderInput(c.sch.mod, a100) for c in tc_candidates]
     procs = CudaBuilder(max_workers=2, artifact_dir=str(tmp_path))
@@ -229,7 +230,7 @@ def test_workaround_paths_and_errors(tc_candidates, a100, tmp_path):
     as BuilderResult errors; with ``retry`` exactly those take the workaround path."""
     from tvm.s_tir.meta_schedule.builder import BuilderInput
 
-    from pruner_ms.integration.cuda import CudaBuilder
+    from pruner_ms.integration.builders import CudaBuilder
 
     inputs = [BuilderInput(c.sch.mod, a100) for c in tc_candidates]
     off = CudaBuilder(max_workers=2, workaround="off", nvcc=False, artifact_dir=str(tmp_path))
@@ -261,7 +262,8 @@ def test_workaround_paths_and_errors(tc_candidates, a100, tmp_path):
 def test_tune_with_synthetic_latencies(tc_candidates, a100, tmp_path):
     from tvm.s_tir import meta_schedule as ms
 
-    from pruner_ms.integration.cuda import CudaBuilder, SyntheticLatencyRunner
+    from pruner_ms.integration.builders import CudaBuilder
+    from pruner_ms.integration.runners import SyntheticLatencyRunner
     from pruner_ms.integration.workarounds import meta_schedule_logging
 
     mod = fp16_gemm(256, 256, 256)

@@ -10,28 +10,29 @@ from pruner_ms.bench.dataset import (
     RECORD_FILE,
     WORKLOAD_FILE,
     DatasetError,
-    dataset_dir,
     dataset_workload,
     list_workloads,
     load_records,
     split_by_workload,
 )
 
+from .conftest import DATASET_DIR
+
 
 @pytest.fixture(scope="module")
 def data():
-    return load_records()
+    return load_records(DATASET_DIR)
 
 
 def test_shipped_dataset_loads(data):
     import json
 
-    names = list_workloads()
+    names = list_workloads(DATASET_DIR)
     assert len(names) >= 6
     assert list(data) == names
-    manifest = json.loads((dataset_dir() / "manifest.json").read_text())
+    manifest = json.loads((DATASET_DIR / "manifest.json").read_text())
     assert {w["name"] for w in manifest["workloads"]} == set(names)
-    assert (dataset_dir() / "README.md").read_text().count("make_dataset.py") >= 1
+    assert (DATASET_DIR / "README.md").read_text().count("make_dataset.py") >= 1
     for w in manifest["workloads"]:
         recs = data[w["name"]]
         assert len(recs) == len(recs.latencies) == w["records"]
@@ -79,8 +80,8 @@ def test_candidates_carry_arg_info(data):
 
 @pytest.mark.parametrize("fname", [RECORD_FILE, WORKLOAD_FILE])
 def test_corrupt_database_file_gives_clear_error(tmp_path, fname):
-    name = list_workloads()[0]
-    shutil.copytree(dataset_dir() / name, tmp_path / name)
+    name = list_workloads(DATASET_DIR)[0]
+    shutil.copytree(DATASET_DIR / name, tmp_path / name)
     path = tmp_path / name / fname
     text = path.read_text()
     path.write_text(text[: len(text) // 2])  # truncated mid-line, as an interrupted copy would leave it
@@ -91,8 +92,8 @@ def test_corrupt_database_file_gives_clear_error(tmp_path, fname):
 
 
 def test_valid_json_that_is_not_a_record_gives_clear_error(tmp_path):
-    name = list_workloads()[0]
-    shutil.copytree(dataset_dir() / name, tmp_path / name)
+    name = list_workloads(DATASET_DIR)[0]
+    shutil.copytree(DATASET_DIR / name, tmp_path / name)
     path = tmp_path / name / RECORD_FILE
     path.write_text('[0, ["not a trace", [1.0], null, null]]\n')
     with pytest.raises(DatasetError, match="record 1.*make_dataset.py"):

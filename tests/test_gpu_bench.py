@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import DATASET_DIR
+
 
 class FakeClock:
     def __init__(self) -> None:
@@ -58,10 +60,10 @@ def test_failure_rates_and_analyzer_correlation():
 
 
 def test_extract_dataset_reads_back(tmp_path):
-    from pruner_ms.bench.dataset import RECORD_FILE, WORKLOAD_FILE, dataset_dir, load_records
+    from pruner_ms.bench.dataset import RECORD_FILE, WORKLOAD_FILE, load_records
     from pruner_ms.bench.gpu import extract_dataset
 
-    src = dataset_dir() / "gemm-128x128x128"
+    src = DATASET_DIR / "gemm-128x128x128"
     wl_lines = src.joinpath(WORKLOAD_FILE).read_text().splitlines()
     recs = src.joinpath(RECORD_FILE).read_text().splitlines()
     runs = [{"workload": "gemm-128x128x128", "strategy": s, "seed": 0, "flops": 2 * 128 ** 3,
@@ -110,7 +112,7 @@ def test_stop_when_ends_a_run_and_program_log_matches_the_database(tmp_path, gem
     is in the log, in the database's order, with the database's latency."""
     from pruner_ms.bench.compare import run_one
     from pruner_ms.bench.gpu import read_database
-    from pruner_ms.bench.tuning_hooks import ProgramLog
+    from pruner_ms.integration.measure_callbacks import ProgramLog
 
     log = ProgramLog()
     run = run_one(gemm64, "pruner", trials=16, seed=0, trials_per_iter=8, work_dir=str(tmp_path / "wd"),

@@ -17,6 +17,34 @@ def test_every_cpu_config_cites_sources():
         assert data["simd_bits"] in (128, 256, 512)
 
 
+def test_user_configs_replace_and_add_files(tmp_path, monkeypatch):
+    """$PRUNER_MS_CONFIGS: a file there replaces the shipped one of the same name, a new one adds to
+    them, everything else still comes from the shipped configs; a wrong path is a clear error."""
+    from pruner_ms.bench.suite import load_suite
+    from pruner_ms.hardware import config_files
+
+    shipped = {p.name for p in config_files("cpu")}
+    mine = tmp_path / "mine"
+    (mine / "cpu").mkdir(parents=True)
+    (mine / "suites").mkdir()
+    data = json.loads((configs_dir() / "cpu" / "znver4.json").read_text())
+    data["fma_latency_cycles"] = 7
+    (mine / "cpu" / "znver4.json").write_text(json.dumps(data))
+    (mine / "suites" / "my-suite.json").write_text(json.dumps(
+        {"workloads": [{"op": "gemm", "args": {"m": 64, "n": 64, "k": 64}}]}))
+    assert load_cpu_spec("znver4").fma_latency_cycles != 7
+    monkeypatch.setenv("PRUNER_MS_CONFIGS", str(mine))
+    files = config_files("cpu")
+    assert {p.name for p in files} == shipped and mine / "cpu" / "znver4.json" in files
+    assert load_cpu_spec("znver4").fma_latency_cycles == 7
+    assert load_cpu_spec("znver3").fma_latency_cycles == json.loads(
+        (configs_dir() / "cpu" / "znver3.json").read_text())["fma_latency_cycles"]
+    assert load_suite("my-suite")["workloads"][0]["op"] == "gemm" and load_suite("cpu")["workloads"]
+    monkeypatch.setenv("PRUNER_MS_CONFIGS", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="PRUNER_MS_CONFIGS names .*nowhere.*not a folder"):
+        config_files("cpu")
+
+
 def test_host_spec_targets_the_real_isa():
     import tvm
 

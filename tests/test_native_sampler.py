@@ -1,4 +1,4 @@
-"""Random samples by TVM's C++ sampler (``Population(native_sampling=True)``) against Python replays."""
+"""Random samples by TVM's C++ sampler (``TraceReplayer(native_sampling=True)``) against Python replays."""
 from __future__ import annotations
 
 import logging
@@ -11,7 +11,7 @@ from tvm.s_tir import meta_schedule as ms
 from pruner_ms.analysis import analyzer_for_target
 from pruner_ms.bench.workloads import gemm
 from pruner_ms.strategy import native_sampler
-from pruner_ms.strategy.population import NATIVE_CHUNK, Population
+from pruner_ms.strategy.trace_replay import NATIVE_CHUNK, TraceReplayer
 
 from .conftest import pruner_ms_log
 
@@ -24,7 +24,7 @@ def gemm_context(target):
 
 
 def _sample(ctx, spaces, seed: int, count: int, *, native: bool, score=None):
-    pop = Population(ctx, np.random.default_rng(seed), num_threads=2, native_sampling=native)
+    pop = TraceReplayer(ctx, np.random.default_rng(seed), num_threads=2, native_sampling=native)
     try:
         if score is None:
             return pop.sample(spaces, count), pop

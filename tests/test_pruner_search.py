@@ -1,6 +1,8 @@
 """PrunerSearch through real MetaSchedule tuning on the local CPU (small budgets)."""
 from __future__ import annotations
 
+import logging
+
 import pytest
 import tvm
 import tvm_ffi
@@ -9,7 +11,7 @@ from tvm.s_tir import meta_schedule as ms
 from pruner_ms import PrunerSearch, tune_tir
 from pruner_ms.bench.workloads import gemm
 
-from .conftest import failing_builder, program_key, run_and_check
+from .conftest import failing_builder, program_key, pruner_ms_log, run_and_check
 
 SMALL = dict(population_size=64, draft_size=32)
 
@@ -215,6 +217,20 @@ def test_symbolic_cost_model_scores_each_program_once(target, gemm64):
     assert small.calls == 4
     with pytest.raises(ValueError, match="cache_size must be >= 0"):
         SymbolicCostModel(cache_size=-1)
+    assert model.failures == 0 and model.evaluations == 4
+
+    class Failing(Counting):  # reads the first program it is asked about, fails on the others
+        def estimate_seconds(self, mod) -> float:
+            if self.calls >= 1:
+                raise ValueError("cannot read this one")
+            return super().estimate_seconds(mod)
+
+    failing = SymbolicCostModel(Failing())
+    with pruner_ms_log(logging.WARNING) as seen:
+        scores = failing.predict(context, cands)
+    assert (failing.failures, failing.evaluations) == (2, 3) and sum(scores == 0) == 2 and scores.max() > 0
+    assert seen == ["SymbolicCostModel: the analyzer failed on 2 of 3 programs (they score 0 and rank last, so "
+                    "the search degrades towards random); first error: ValueError: cannot read this one"]
 
 
 def test_cold_random_share_hedges_the_first_batch(target):

@@ -26,7 +26,8 @@ def test_pruner_search_tunes_tensor_cores_end_to_end(a100, tmp_path):
     from tvm.s_tir import meta_schedule as ms
 
     import pruner_ms
-    from pruner_ms.integration.cuda import CudaBuilder, SyntheticLatencyRunner
+    from pruner_ms.integration.builders import CudaBuilder
+    from pruner_ms.integration.runners import SyntheticLatencyRunner
     from pruner_ms.integration.database import compiled_schedule
 
     wl = gemm_fp16(256, 256, 256)
@@ -49,11 +50,9 @@ def test_pruner_search_tunes_tensor_cores_end_to_end(a100, tmp_path):
 
 def test_non_tensorizable_workload_is_refused(a100, tmp_path):
     from pruner_ms import tune_tir
-    from pruner_ms.integration.cuda import (
-        CudaBuilder,
-        NotTensorizableError,
-        SyntheticLatencyRunner,
-    )
+    from pruner_ms.integration.builders import CudaBuilder
+    from pruner_ms.integration.runners import SyntheticLatencyRunner
+    from pruner_ms.integration.tensor_core import NotTensorizableError
 
     builder = CudaBuilder(max_workers=1)
     with pytest.raises(NotTensorizableError, match="cannot use tensor cores"):

@@ -1,8 +1,9 @@
 """MetaSchedule's search-strategy contract, checked the way TVM tests its own strategies.
 
-A ``TuneContext`` with a ``ScheduleFn`` space, a mutator that resamples every decision, MetaSchedule's
-``RandomModel`` and a ``MemoryDatabase``; the test plays the task scheduler (hand out a batch, report
-its results, commit its records, in MetaSchedule's order), so no program is built or run.
+A ``TuneContext`` with a ``ScheduleFn`` space, TVM's ``DummyMutator`` (it resamples every decision),
+MetaSchedule's ``RandomModel`` and a ``MemoryDatabase``; most tests play the task scheduler (hand out
+a batch, report its results, commit its records, in MetaSchedule's order), one runs MetaSchedule's
+own (``ms.tune_tasks``) with TVM's ``DummyBuilder`` and ``DummyRunner``, so no program is built or run.
 """
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ import tvm_ffi
 from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
-from tvm.s_tir.meta_schedule.mutator import PyMutator
 from tvm.s_tir.meta_schedule.postproc import PyPostproc
 from tvm.s_tir.meta_schedule.runner import RunnerResult
+from tvm.s_tir.meta_schedule.testing.dummy_object import DummyBuilder, DummyMutator, DummyRunner
 from tvm.s_tir.schedule import Trace
 
-from pruner_ms import PrunerSearch
+from pruner_ms import EvolutionaryDraftSearch, PrunerSearch
 from pruner_ms.bench.workloads import gemm
 from pruner_ms.integration.database import compiled_schedule
 from pruner_ms.integration.measured_latency import METASCHEDULE_FAILED_SECONDS
@@ -27,20 +28,6 @@ from pruner_ms.integration.measured_latency import METASCHEDULE_FAILED_SECONDS
 from .conftest import pruner_ms_log
 
 SMALL = {"population_size": 32, "draft_size": 16}
-
-
-@derived_object
-class ResampleMutator(PyMutator):
-    """Drops every decision: the trace is replayed with fresh samples (TVM's tests' dummy mutator)."""
-
-    def _initialize_with_tune_context(self, context) -> None:
-        pass
-
-    def apply(self, trace: Trace, _) -> Trace:
-        return Trace(trace.insts, {})
-
-    def clone(self):
-        return ResampleMutator()
 
 
 def _tile_gemm(sch):
@@ -61,7 +48,7 @@ def _context(target, sch_fn, *, n: int = 64, seed: int = 0, strategy=None, postp
     return ms.TuneContext(
         mod=mod, target=target,
         space_generator=ms.space_generator.ScheduleFn(sch_fn=sch_fn, sch_rules=[], postprocs=list(postprocs),
-                                                      mutator_probs={ResampleMutator(): 1.0}),
+                                                      mutator_probs={DummyMutator(): 1.0}),
         search_strategy=strategy or PrunerSearch(**{**SMALL, **strategy_kwargs}), task_name="contract", rand_state=seed,
         num_threads=2,
     )
@@ -105,6 +92,26 @@ def test_every_budget_and_batch_size_is_honoured_without_repeats(target):
     assert [len(b) for b in batches] == [7, 7, 6]
     keys = [_key(c.sch) for b in batches for c in b]
     assert len(set(keys)) == len(keys) == 20
+
+
+@pytest.mark.parametrize("strategy", ["pruner", "evolutionary-draft"])
+def test_metaschedules_task_scheduler_spends_the_budget_on_new_programs(target, tmp_path, strategy):
+    """Through ``ms.tune_tasks`` (MetaSchedule's task scheduler and measure callbacks) with TVM's dummy
+    builder and runner: each run spends its budget exactly, on distinct programs, and a second run
+    over the same database measures none that the first did (``resume=False``: MetaSchedule's
+    meaning of the budget, this run's trials; ``resume=True`` counts the first run's against it)."""
+    database = ms.database.MemoryDatabase()
+    for run in range(2):
+        search = (PrunerSearch(**SMALL, resume=False) if strategy == "pruner" else
+                  EvolutionaryDraftSearch(population_size=32, drafts_per_pick=2))
+        context = _context(target, _tile_gemm, seed=run, strategy=search)
+        ms.tune_tasks(tasks=[context], task_weights=[1.0], work_dir=str(tmp_path / f"run{run}"),
+                      max_trials_global=20, num_trials_per_iter=8, builder=DummyBuilder(), runner=DummyRunner(),
+                      database=database, cost_model=ms.cost_model.RandomModel(seed=0),
+                      measure_callbacks=[ms.measure_callback.AddToDatabase()])
+        records = database.get_all_tuning_records()
+        keys = [_key(compiled_schedule(context.mod, r.trace)) for r in records]
+        assert len(records) == 20 * (run + 1) and len(set(keys)) == len(keys)
 
 
 def test_no_program_the_database_holds_is_handed_out_valid_or_failed(target):
@@ -168,25 +175,57 @@ def test_a_space_without_decisions_is_measured_once(target):
     assert [len(b) for b in batches] == [1]
 
 
+def _stale_trace() -> Trace:
+    """A trace of another workload (a 48^3 GEMM whose block is named "D"): committed under the 48^3
+    GEMM, it does not apply (TVM resamples a tile decision that no longer divides its loop, so a
+    trace of another shape would still replay)."""
+    from tvm import te
+
+    a, b = te.placeholder((48, 48), name="A"), te.placeholder((48, 48), name="B")
+    k = te.reduce_axis((0, 48), name="k")
+    d = te.compute((48, 48), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="D")
+    sch = Schedule(te.create_prim_func([a, b, d]))
+    i, _, _ = sch.get_loops(sch.get_sblock("D"))
+    sch.split(i, sch.sample_perfect_tile(i, n=2))
+    return sch.trace
+
+
 def test_a_record_whose_trace_no_longer_applies_is_skipped(target):
-    # a trace tuned for a 64^3 GEMM, committed under a 48^3 one: its tile sizes do not divide 48
     database = ms.database.MemoryDatabase()
-    old = _context(target, _tile_gemm, n=64)
-    (space,) = old.space_generator.generate_design_space(old.mod)
-    stale = None
-    for seed in range(1, 50):  # a sample whose tiles do not divide 48 (32 or 64 among its factors)
-        candidate = Schedule(old.mod, seed=seed)
-        Trace(space.trace.insts, {}).apply_to_schedule(candidate, remove_postproc=True)
-        factors = [int(f) for tiles in candidate.trace.decisions.values() for f in tiles]
-        if any(f in (32, 64) for f in factors):
-            stale = candidate.trace
-            break
-    assert stale is not None
     new = _context(target, _tile_gemm, n=48)
-    workload = database.commit_workload(new.mod)
-    database.commit_tuning_record(ms.database.TuningRecord(stale, workload, [1e-3], target, None))
+    database.commit_tuning_record(ms.database.TuningRecord(_stale_trace(), database.commit_workload(new.mod),
+                                                           [1e-3], target, None))
     batches = _play(new, database, max_trials=8, per_iter=8)
     assert sum(len(b) for b in batches) == 7  # the stale record counts against the budget (resume) but is not fatal
+
+
+def test_evolutionary_draft_keeps_the_contract(target):
+    """``EvolutionaryDraftSearch``: budgets and batch sizes exactly, no repeat, none of an earlier run's
+    programs (failed ones included) measured again, a space without decisions measured once, a record
+    whose trace no longer applies skipped."""
+    def evolutionary_draft():
+        return EvolutionaryDraftSearch(population_size=32, drafts_per_pick=2)
+
+    database = ms.database.MemoryDatabase()
+    first = _play(_context(target, _tile_gemm, seed=1, strategy=evolutionary_draft()), database, max_trials=20,
+                  per_iter=7, latency=lambda i: METASCHEDULE_FAILED_SECONDS if i % 2 else 1e-3)
+    assert [len(b) for b in first] == [7, 7, 6]
+    held = {_key(c.sch) for b in first for c in b}
+    assert len(held) == 20
+    second = _play(_context(target, _tile_gemm, seed=2, strategy=evolutionary_draft()), database, max_trials=16,
+                   per_iter=8)
+    handed = [_key(c.sch) for b in second for c in b]
+    assert len(handed) == len(set(handed)) == 16 and not held & set(handed)
+    batches = _play(_context(target, _leave_as_is, strategy=evolutionary_draft()), ms.database.MemoryDatabase(),
+                    max_trials=16, per_iter=8)
+    assert [len(b) for b in batches] == [1]
+    stale_db = ms.database.MemoryDatabase()
+    new = _context(target, _tile_gemm, n=48, strategy=evolutionary_draft())
+    stale_db.commit_tuning_record(ms.database.TuningRecord(_stale_trace(), stale_db.commit_workload(new.mod),
+                                                           [1e-3], target, None))
+    with pruner_ms_log(logging.WARNING) as seen:
+        assert sum(len(b) for b in _play(new, stale_db, max_trials=8, per_iter=8)) == 8
+    assert any("1 of 1 records of contract in the database no longer replay" in m for m in seen), seen
 
 
 @pytest.mark.parametrize("per_iter", [1, 5])

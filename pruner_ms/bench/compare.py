@@ -32,31 +32,34 @@ def _bench_target(target):
 
 
 def split_strategy(name: str) -> tuple[str, dict]:
-    """A strategy name and its PrunerSearch keyword options: ``"pruner+draft_every=4+local_parents=0"``
-    is ``pruner`` with ``draft_every=4, local_parents=0`` (values read as JSON, else kept as text), so
-    an ablation is a strategy of its own in every table and work dir.
+    """A strategy name and its keyword options: ``"pruner+draft_every=4+local_parents=0"`` is ``pruner``
+    with ``draft_every=4, local_parents=0`` (values read as JSON, else kept as text), so an ablation is
+    a strategy of its own in every table and work dir. ``pruner*`` names take PrunerSearch keywords,
+    ``evolutionary-draft`` EvolutionaryDraftSearch's.
 
     Raises
     ------
     ValueError
-        An unknown base name, options on a strategy that is not a PrunerSearch, an option that is not
-        ``key=value`` or a key PrunerSearch does not take.
+        An unknown base name, options on a strategy that takes none, an option that is not
+        ``key=value`` or a key the strategy does not take.
     """
     import inspect
 
-    from ..strategy import PrunerSearch
+    from ..strategy import EvolutionaryDraftSearch, PrunerSearch
 
     base, *parts = name.split("+")
     if base not in STRATEGIES:
         raise ValueError(f"unknown strategy {base!r}; {_choose_from()}")
-    if parts and not base.startswith("pruner"):
-        raise ValueError(f"strategy {name!r}: +key=value options are PrunerSearch keywords; {base!r} is not one")
-    keywords = set(inspect.signature(PrunerSearch._cls.__init__).parameters) - {"self"}
+    cls = PrunerSearch if base.startswith("pruner") else EvolutionaryDraftSearch if base == "evolutionary-draft" else None
+    if parts and cls is None:
+        raise ValueError(f"strategy {name!r}: +key=value options are PrunerSearch or EvolutionaryDraftSearch "
+                         f"keywords; {base!r} takes none")
+    keywords = set(inspect.signature(cls._cls.__init__).parameters) - {"self"} if cls is not None else set()
     options = {}
     for part in parts:
         key, sep, text = part.partition("=")
         if not sep or key not in keywords:
-            raise ValueError(f"strategy {name!r}: {part!r} is not key=value with a PrunerSearch keyword "
+            raise ValueError(f"strategy {name!r}: {part!r} is not key=value with a {cls._cls.__name__} keyword "
                              f"({', '.join(sorted(keywords))})")
         try:
             options[key] = json.loads(text)
@@ -89,8 +92,8 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
     ``evolutionary-analyzer`` (the evolutionary search with the symbolic analyzer as its cost model:
     the analyzer without Draft-then-Verify) and ``evolutionary-draft``
     (:class:`~pruner_ms.strategy.EvolutionaryDraftSearch`: those drafts verified by XGBoost). A
-    ``pruner*`` name may carry PrunerSearch options
-    (``pruner+draft_every=4``, :func:`split_strategy`); they override ``pruner_kwargs``.
+    ``pruner*`` name may carry PrunerSearch options (``pruner+draft_every=4``, :func:`split_strategy`;
+    they override ``pruner_kwargs``), ``evolutionary-draft`` its own (``+genetic_num_iters=2``).
     """
     from tvm.s_tir import meta_schedule as ms
 
@@ -125,7 +128,7 @@ def make_strategy(name: str, cores: int, pruner_kwargs: dict | None = None, pacm
         from ..integration.tune import verify_cost_model
         from ..strategy import EvolutionaryDraftSearch
 
-        strategy = EvolutionaryDraftSearch()
+        strategy = EvolutionaryDraftSearch(**options)
         return strategy, verify_cost_model("xgb", strategy, num_tuning_cores=cores)
     raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
 
@@ -140,7 +143,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     :func:`pruner_ms.tune_tir` picks for the target; ``runner`` and ``space`` go to ``ms.tune_tir``.
     ``extra_callbacks`` are measure callbacks run after the default ones and the timeline's. ``stop``
     (a callable, checked before each search round) ends the run early when it returns true
-    (:class:`~pruner_ms.bench.tuning_hooks.StopWhen`); the result's ``stopped_early`` says whether it did.
+    (:class:`~pruner_ms.bench.stop_when.StopWhen`); the result's ``stopped_early`` says whether it did.
     """
     from tvm.s_tir import meta_schedule as ms
 
@@ -154,7 +157,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     strat, cost_model = make_strategy(strategy, cores, pruner_kwargs, pacm_checkpoint)
     stopper = None
     if stop is not None:
-        from .tuning_hooks import StopWhen
+        from .stop_when import StopWhen
 
         strat = stopper = StopWhen(strat, stop)
     timeline = Timeline(trials, progress=progress, desc=f"{workload.name} {strategy} seed={seed}")

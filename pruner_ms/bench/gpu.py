@@ -15,7 +15,7 @@ and over all in ``analyzer``), and the run's MetaSchedule database lines (``data
 reads); ``summaries`` has the time-to-quality speed-ups of PrunerSearch over the default.
 
 ``--synthetic SPEC`` rehearses all of it without a GPU (candidates built for SPEC's arch, latencies
-SYNTHETIC from :class:`~pruner_ms.integration.cuda.SyntheticLatencyRunner`, no cuBLAS, no numpy
+SYNTHETIC from :class:`~pruner_ms.integration.runners.SyntheticLatencyRunner`, no cuBLAS, no numpy
 check): for checking the benchmark's bookkeeping before a GPU session, never for numbers.
 
 ``--budget-s`` bounds the wall time from the start of the process: a workload starts only if the time
@@ -82,7 +82,7 @@ def detect_gpu_spec():
     """The :class:`~pruner_ms.hardware.GPUSpec` of GPU 0 (via torch), or a clear error."""
     import torch
 
-    from ..integration.cuda import NoGPUError
+    from ..integration.runners import NoGPUError
 
     if not torch.cuda.is_available():
         raise NoGPUError("no CUDA GPU is visible (torch.cuda.is_available() is False); this benchmark measures on a GPU")
@@ -205,7 +205,7 @@ def analyze_programs(programs: list[dict], spec) -> list[dict]:
     """Put the GPU analyzer's estimate next to each measured program; return JSON-ready entries.
 
     Each entry keeps ``batch``, ``latency_s``, ``build_error`` and ``run_error`` from
-    :class:`~pruner_ms.bench.tuning_hooks.ProgramLog` and gains ``estimate_s`` (``None`` with
+    :class:`~pruner_ms.integration.measure_callbacks.ProgramLog` and gains ``estimate_s`` (``None`` with
     ``estimate_error`` when the analyzer fails on the program). The modules are dropped.
     """
     from ..analysis import SymbolicAnalyzer
@@ -422,9 +422,10 @@ def main(argv=None) -> int:
     from tvm.s_tir import meta_schedule as ms
 
     from ..hardware import host_cpu_spec, load_gpu_spec
-    from ..integration.cuda import CudaBuilder, SyntheticLatencyRunner
+    from ..integration.builders import CudaBuilder
+    from ..integration.runners import SyntheticLatencyRunner
     from .compare import check_strategies, format_report, run_one, run_order, summarize
-    from .tuning_hooks import ProgramLog
+    from ..integration.measure_callbacks import ProgramLog
     from .workloads import gemm_fp16
 
     budget = Budget(a.budget_s)

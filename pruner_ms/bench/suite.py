@@ -14,7 +14,7 @@ import os
 import statistics
 import time
 
-from ..hardware.paths import configs_dir
+from ..hardware.paths import config_file, config_files
 
 
 class SuiteError(ValueError):
@@ -24,11 +24,11 @@ class SuiteError(ValueError):
 def suite_path(name_or_path: str) -> str:
     if os.path.exists(name_or_path):
         return name_or_path
-    path = os.path.join(configs_dir(), "suites", f"{name_or_path}.json")
-    if not os.path.exists(path):
-        names = sorted(f[:-5] for f in os.listdir(os.path.join(configs_dir(), "suites")) if f.endswith(".json"))
+    path = config_file("suites", name_or_path)
+    if path is None:
+        names = [p.stem for p in config_files("suites")]
         raise SuiteError(f"no suite {name_or_path!r}: give a JSON file or one of {', '.join(names)}")
-    return path
+    return str(path)
 
 
 def load_suite(name_or_path: str) -> dict:
@@ -128,7 +128,8 @@ def run_suite(suite: dict, *, strategies: list[str], seeds: list[int], out_dir: 
     SuiteError
         A name in ``workloads`` is not in the suite.
     """
-    from ..integration.cuda import TENSOR_CORE_SPACE, check_runner, tensor_core_space
+    from ..integration.runners import check_runner
+    from ..integration.tensor_core import TENSOR_CORE_SPACE, tensor_core_space
     from ..integration.runners import make_runner
     from .compare import MIXED_WARNING, compare, load_for_merge, mixed_invocations, run_key, summarize_views
     from .provenance import code_provenance, describe_provenance

@@ -1,17 +1,8 @@
 """Cost models: the symbolic analyzer offered as a MetaSchedule CostModel, and PaCM (learned, torch)."""
+from ..lazy_exports import lazy_exports
 from .symbolic import SymbolicCostModel
 
-__all__ = ["CheckpointError", "PaCM", "SymbolicCostModel", "train_offline"]
-
-
-def __getattr__(name: str):
-    # loaded on first use: ``import pruner_ms`` does not need the torch model code
-    if name in ("PaCM", "CheckpointError"):
-        from . import pacm
-
-        return getattr(pacm, name)
-    if name == "train_offline":
-        from .train import train_offline
-
-        return train_offline
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# PaCM and training load on first use: ``import pruner_ms`` does not need the torch model code
+_EXPORTS = {"CheckpointError": ".pacm", "PaCM": ".pacm", "train_offline": ".train"}
+__all__ = ["SymbolicCostModel", *sorted(_EXPORTS)]
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -13,6 +13,9 @@ from ..analysis import SymbolicAnalyzer
 
 logger = logging.getLogger("pruner_ms")
 
+#: warn when the analyzer fails on more than this share of the new programs of one ``predict``
+ANALYZER_FAILURE_WARN_SHARE = 0.1
+
 
 @derived_object
 class SymbolicCostModel(PyCostModel):
@@ -22,6 +25,11 @@ class SymbolicCostModel(PyCostModel):
     dropped first): MetaSchedule's evolutionary search scores the members that survive a generation
     again in the next, and :class:`~pruner_ms.strategy.EvolutionaryDraftSearch` scores its drafts once
     more; a hash costs ~0.07 ms, an estimate ~1 ms or more.
+
+    A program the analyzer cannot read scores 0 (ranks last) and the search goes on; when more than
+    :data:`ANALYZER_FAILURE_WARN_SHARE` of the programs one ``predict`` estimates fail, a warning
+    names how many and the first error (ranking then degrades towards random search).
+    ``failures`` / ``evaluations`` count them over the model's life.
 
     Parameters
     ----------
@@ -37,6 +45,8 @@ class SymbolicCostModel(PyCostModel):
         self.analyzer = analyzer
         self.cache_size = cache_size
         self._cache: collections.OrderedDict[int, float] = collections.OrderedDict()
+        self.evaluations = 0
+        self.failures = 0
 
     def load(self, path: str) -> None:  # stateless: nothing to load
         pass
@@ -53,11 +63,15 @@ class SymbolicCostModel(PyCostModel):
 
             self.analyzer = analyzer_for_target(context.target)
         out = np.zeros(len(candidates), dtype="float64")
+        evaluated, errors = 0, []
         for i, cand in enumerate(candidates):
             key = int(tvm_ffi.structural_hash(cand.sch.mod)) if self.cache_size > 0 else None
             score = self._cache.get(key) if key is not None else None
             if score is None:
-                score = self._score(cand)
+                score, error = self._score(cand)
+                evaluated += 1
+                if error is not None:
+                    errors.append(error)
                 if key is not None:
                     self._cache[key] = score
                     if len(self._cache) > self.cache_size:
@@ -65,11 +79,17 @@ class SymbolicCostModel(PyCostModel):
             elif key is not None:
                 self._cache.move_to_end(key)
             out[i] = score
+        self.evaluations += evaluated
+        self.failures += len(errors)
+        if evaluated and len(errors) > ANALYZER_FAILURE_WARN_SHARE * evaluated:
+            logger.warning("SymbolicCostModel: the analyzer failed on %d of %d programs (they score 0 and rank "
+                           "last, so the search degrades towards random); first error: %s",
+                           len(errors), evaluated, errors[0])
         return out
 
-    def _score(self, cand) -> float:
+    def _score(self, cand) -> tuple[float, str | None]:
+        """The program's score and, where the analyzer raised, the error (the score is then 0)."""
         try:
-            return 1.0 / max(self.analyzer.estimate_seconds(cand.sch.mod), 1e-12)
+            return 1.0 / max(self.analyzer.estimate_seconds(cand.sch.mod), 1e-12), None
         except Exception as err:  # noqa: BLE001  (an unanalyzable program scores 0, never aborts)
-            logger.debug("analyzer failed on a candidate: %s", err)
-            return 0.0
+            return 0.0, f"{type(err).__name__}: {err}"

@@ -34,12 +34,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..integration.measured_latency import record_seconds
-from ..integration.resume import RECORD_FILE, WORKLOAD_FILE
+from ..integration.records import RecordsError, WorkloadRecords, read_work_dir
 
 logger = logging.getLogger("pruner_ms")
-
-_FILES = (WORKLOAD_FILE, RECORD_FILE)
 
 
 # ---------------------------------------------------------------------------------------- metrics
@@ -143,60 +140,23 @@ def ranking_metrics(groups: Iterable[tuple[np.ndarray, np.ndarray]], ks: Sequenc
 
 
 # ---------------------------------------------------------------------------------------- data
-@dataclasses.dataclass
-class WorkloadRecords:
-    """The measured programs of one workload of one work_dir."""
-
-    name: str
-    work_dir: str
-    mod: object  # IRModule
-    target: object  # Target
-    records: list
-    latencies: list  # seconds, inf when the build or run failed
-
-
 def load_work_dir(work_dir: str) -> list[WorkloadRecords]:
-    """The records of a MetaSchedule work_dir grouped by workload (in order of first appearance).
-
-    A work_dir with one workload names it by the directory's base name, otherwise ``base/i``.
-    """
-    import tvm_ffi
-    from tvm.s_tir import meta_schedule as ms
-
-    missing = [f for f in _FILES if not os.path.isfile(os.path.join(work_dir, f))]
-    if missing:
-        raise FileNotFoundError(f"{work_dir!r} is not a MetaSchedule work_dir: {', '.join(missing)} missing")
-    db = ms.database.JSONDatabase(work_dir=work_dir, allow_missing=False)
-    groups: dict[int, WorkloadRecords] = {}
-    for rec in db.get_all_tuning_records():
-        key = int(tvm_ffi.structural_hash(rec.workload.mod))
-        if key not in groups:
-            groups[key] = WorkloadRecords("", work_dir, rec.workload.mod, rec.target, [], [])
-        groups[key].records.append(rec)
-        groups[key].latencies.append(record_seconds(rec))
-    base = os.path.basename(os.path.normpath(work_dir))
-    out = list(groups.values())
-    for i, w in enumerate(out):
-        w.name = base if len(out) == 1 else f"{base}/{i}"
-    return out
+    """The records of a MetaSchedule work_dir grouped by workload (in order of first appearance), named
+    by the work_dir's base name (``base/i`` when it holds several); records whose trace no longer
+    replays (another TVM version) are left out with a warning. Raises :class:`RecordsError` when
+    ``work_dir`` is not a MetaSchedule work_dir or a file is corrupt."""
+    return read_work_dir(work_dir, on_replay_error="skip")
 
 
 def featurize_records(model, wl: WorkloadRecords) -> tuple[list, list]:
-    """Featurised programs and latencies of a workload (records whose trace no longer replays are
-    skipped)."""
+    """Featurised programs and latencies of a workload (as :func:`load_work_dir` read it)."""
     from tvm.s_tir import meta_schedule as ms
 
     from ..integration.workarounds import tensor_intrinsics_for
 
     with tensor_intrinsics_for(wl.target):
         ctx = ms.TuneContext(wl.mod, target=wl.target, num_threads="physical")
-    cands, lats = [], []
-    for rec, lat in zip(wl.records, wl.latencies):
-        try:
-            cands.append(rec.as_measure_candidate())
-            lats.append(lat)
-        except Exception as err:  # noqa: BLE001  (a record of another TVM version may not replay)
-            logger.warning("%s: a record does not replay, skipped (%s)", wl.name, str(err)[:100])
+    cands, lats = list(wl.candidates), [float(x) for x in wl.latencies]
     samples = []
     for lo in range(0, len(cands), 512):
         samples += model.featurize(ctx, cands[lo:lo + 512])
@@ -337,8 +297,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m pruner_ms.
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--report", help="also write the report as JSON here")
     args = parser.parse_args(argv)
-    model, report = train_offline(args.work_dirs, holdout=args.holdout, epochs=args.epochs, patience=args.patience,
-                                  val_fraction=args.val_fraction, seed=args.seed)
+    try:
+        model, report = train_offline(args.work_dirs, holdout=args.holdout, epochs=args.epochs,
+                                      patience=args.patience, val_fraction=args.val_fraction, seed=args.seed)
+    except RecordsError as err:  # a path that is not a work_dir, or a corrupt database file
+        parser.error(str(err))
     model.save(args.out)
     text = json.dumps(report.as_dict(), indent=2)
     if args.report:

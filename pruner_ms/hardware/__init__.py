@@ -11,7 +11,7 @@ from .cpu import (
     select_cpu_family,
 )
 from .gpu import GPUSpec, UnknownGPUError, gpu_spec_for_target, load_gpu_spec
-from .paths import configs_dir
+from .paths import config_files, configs_dir
 
 __all__ = [
     "CPUSpec",
@@ -21,6 +21,7 @@ __all__ = [
     "IsaFacts",
     "UnknownGPUError",
     "calibrated_spec",
+    "config_files",
     "configs_dir",
     "detect_host_features",
     "gpu_spec_for_target",

@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
-from .paths import configs_dir
+from .paths import config_files, config_search_path
 
 logger = logging.getLogger("pruner_ms")
 
@@ -505,7 +505,7 @@ def detect_host_features(
 
 
 def _spec_files() -> list[Path]:
-    return sorted((configs_dir() / "cpu").glob("*.json"))
+    return config_files("cpu")
 
 
 @functools.cache
@@ -597,7 +597,7 @@ def select_cpu_family(
         if data.get("fallback"):
             return data, "; ".join([*notes, f"no family file fits {vendor or 'unknown-vendor'} {arch} "
                                     f"(LLVM cpu {llvm_mcpu!r}): conservative {fname}"])
-    raise FileNotFoundError(f"no fallback CPU family file ('\"fallback\": true') in {configs_dir() / 'cpu'}")
+    raise FileNotFoundError(f"no fallback CPU family file ('\"fallback\": true') in {config_search_path('cpu')}")
 
 
 # --------------------------------------------------------------------------- LLVM
@@ -699,8 +699,9 @@ def load_cpu_spec(
     else:
         known = sorted({m for _, d in families for m in d.get("llvm_mcpu", ())})
         raise KeyError(
-            f"no CPU spec for LLVM cpu {mcpu!r}: LLVM does not know it and no file in {configs_dir() / 'cpu'} "
-            f"lists it (known: {', '.join(known)}). Add a JSON file there (see configs/cpu/README.md) or pass "
+            f"no CPU spec for LLVM cpu {mcpu!r}: LLVM does not know it and no file in {config_search_path('cpu')} "
+            f"lists it (known: {', '.join(known)}). Add a JSON file to a folder $PRUNER_MS_CONFIGS names (see "
+            "configs/cpu/README.md) or pass "
             "a CPUSpec explicitly."
         )
     if isa is None:  # a family name that is not an LLVM CPU: the file's own ISA

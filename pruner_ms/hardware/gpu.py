@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .paths import configs_dir
+from .paths import config_files, config_search_path
 
 _KIB = 1024
 
@@ -255,12 +255,8 @@ def _base_arch(arch: str) -> str:
 # ---- configs/gpu ---------------------------------------------------------------------------------
 
 
-def _spec_dir() -> Path:
-    return configs_dir() / "gpu"
-
-
 def _spec_files() -> list[Path]:
-    return sorted(_spec_dir().glob("*.json"))
+    return config_files("gpu")
 
 
 @functools.cache
@@ -321,7 +317,7 @@ def _index() -> dict[str, GPUSpec]:
             other = index.setdefault(key, spec)
             if other is not spec:
                 raise ValueError(
-                    f"{key!r} is claimed by both {other.name}.json and {spec.name}.json in {_spec_dir()}; "
+                    f"{key!r} is claimed by both {other.name}.json and {spec.name}.json in {config_search_path('gpu')}; "
                     "a TVM tag may map to one GPU spec only"
                 )
     return index
@@ -337,7 +333,8 @@ def _known() -> str:
 
 def _unknown(what: str) -> UnknownGPUError:
     return UnknownGPUError(
-        f"no GPU spec for {what}. Known specs: {_known()}. To add a GPU, copy a file in {_spec_dir()}, fill in "
+        f"no GPU spec for {what}. Known specs: {_known()}. To add a GPU, copy a file of {config_search_path('gpu')} "
+        "into a folder $PRUNER_MS_CONFIGS names, fill in "
         "its figures with their sources and list its TVM tag(s): see configs/gpu/README.md."
     )
 

@@ -153,7 +153,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     a task found there has its best program measured once here and is not tuned
     (:func:`~pruner_ms.integration.reuse.reuse_records`)."""
     from ..strategy import PrunerSearch
-    from .cuda import check_runner
+    from .runners import check_runner
     from .measured_latency import record_seconds
     from .resume import measured_count, open_database, open_drafts
     from .runners import make_runner
@@ -366,7 +366,7 @@ def compile_model(model, example_inputs: tuple, target, work_dir: str, *, max_tr
     """
     import tvm
 
-    from .cuda import gpu_available
+    from .runners import gpu_available
     from .workarounds import normalize_target
 
     target = normalize_target(target)

@@ -1,4 +1,6 @@
-"""Runner specifications: ``"local"`` or ``"rpc://HOST:PORT/KEY"`` (TVM's own RPC tracker).
+"""MetaSchedule runners: a runner from a specification (``"local"`` or ``"rpc://HOST:PORT/KEY"``, TVM's own
+RPC tracker), the check that a GPU target is not measured where there is no GPU, and
+:class:`SyntheticLatencyRunner`, which computes latencies instead of measuring them.
 
 Start a tracker and any number of servers under one key, then point tuning at the tracker::
 
@@ -7,13 +9,27 @@ Start a tracker and any number of servers under one key, then point tuning at th
 
 ``rpc://TRACKER_HOST:9190/a100`` becomes MetaSchedule's ``RPCRunner`` with one worker per server
 registered under the key, so a batch is measured on all of them at once.
+
+:func:`gpu_available` and :func:`check_runner` make :func:`pruner_ms.tune_tir` fail at once with
+:class:`NoGPUError` instead of filling the database with 1e10 s latencies.
+:class:`SyntheticLatencyRunner` returns latencies computed by a function you supply from each
+scheduled module: for benchmarking the host side of the search (candidate generation, cost model,
+builds) where no GPU is available. Its numbers are *not* measurements.
 """
 from __future__ import annotations
 
 import socket
 import urllib.parse
+from collections.abc import Callable
 
+from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.runner import PyRunner, PyRunnerFuture, RunnerInput, RunnerResult
+
+from .builders import BuildRecord
+from .workarounds import normalize_target
+
+_CPU_KINDS = ("llvm", "c")
 
 
 class RunnerSpecError(ValueError):
@@ -84,3 +100,154 @@ def make_runner(spec=None, *, session_timeout_sec: int = 60, max_workers: int | 
             f"(see `python -m tvm.exec.query_rpc_tracker --host {host} --port {port}`)"
         )
     return ms.runner.RPCRunner(config, evaluator_config, max_workers=max_workers or servers)
+
+
+# -- GPU presence ---------------------------------------------------------------------------------
+class NoGPUError(RuntimeError):
+    """Tuning for a GPU target was asked to measure on this machine, which has no such GPU."""
+
+
+def gpu_available(target) -> bool:
+    """Whether the device of ``target`` is visible here (CPU targets: always ``True``).
+
+    Parameters
+    ----------
+    target : tvm.target.Target, dict or str
+        The tuning target, e.g. ``"nvidia/nvidia-a100"``.
+
+    Returns
+    -------
+    bool
+        ``tvm.device(kind, 0).exist``; ``False`` also when this TVM has no runtime for the kind
+        (e.g. its CUDA runtime library did not load because there is no driver).
+    """
+    import tvm
+
+    kind = normalize_target(target).kind.name
+    if kind in _CPU_KINDS:
+        return True
+    try:
+        return bool(tvm.device(kind, 0).exist)
+    except Exception:  # noqa: BLE001  (no runtime for this device kind)
+        return False
+
+
+def _is_local_runner(runner) -> bool:
+    from tvm.s_tir.meta_schedule.runner import LocalRunner
+
+    return runner is None or (isinstance(runner, str) and runner == "local") or isinstance(runner, LocalRunner)
+
+
+def check_runner(target, runner=None) -> None:
+    """Raise :class:`NoGPUError` if ``runner`` would measure ``target`` locally without its GPU.
+
+    Parameters
+    ----------
+    target : tvm.target.Target, dict or str
+        The tuning target.
+    runner : Runner, str or None
+        What would be passed to ``ms.tune_tir(runner=...)``; ``None`` and ``"local"`` mean
+        MetaSchedule's ``LocalRunner``.
+
+    Raises
+    ------
+    NoGPUError
+        For a GPU target, a local runner and no visible device. MetaSchedule itself would record
+        every candidate with a latency of 1e10 s and the tuned schedule would be meaningless.
+    """
+    target = normalize_target(target)
+    kind = target.kind.name
+    if kind in _CPU_KINDS or not _is_local_runner(runner) or gpu_available(target):
+        return
+    raise NoGPUError(
+        f"no {kind.upper()} GPU is visible on this machine (tvm.{kind}(0).exist is False), so the local "
+        "runner cannot measure any candidate: MetaSchedule would record every one with a latency of "
+        "1e10 s. Measure on a GPU host through an RPC tracker instead:\n"
+        "    # on the GPU host:  python -m tvm.exec.rpc_tracker --host 0.0.0.0 --port 9190\n"
+        "    #                   python -m tvm.exec.rpc_server --tracker <tracker-host>:9190 --key a100\n"
+        "    runner = ms.runner.RPCRunner(ms.runner.RPCConfig(tracker_host='<tracker-host>', tracker_port=9190,\n"
+        "                                                     tracker_key='a100'))\n"
+        "    pruner_ms.tune_tir(mod, target, work_dir, max_trials_global, runner=runner)\n"
+        "or, to benchmark only the host side of the search, pass "
+        "runner=pruner_ms.integration.runners.SyntheticLatencyRunner(builder, latency_fn) (synthetic latencies, "
+        "not measurements)."
+    )
+
+
+# -- synthetic runner -----------------------------------------------------------------------------
+@derived_object
+class _DoneFuture(PyRunnerFuture):
+    def __init__(self, result: RunnerResult) -> None:
+        self._result = result
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> RunnerResult:
+        return self._result
+
+
+def hash_latency(record: BuildRecord, *, low: float = 1e-4, high: float = 1e-3) -> float:
+    """A deterministic pseudo-latency in ``[low, high)`` s from the scheduled module's structural hash.
+
+    Stable across runs and processes, and unrelated to real performance: it only gives the search
+    distinct, repeatable numbers to rank.
+    """
+    import tvm_ffi
+
+    h = int(tvm_ffi.structural_hash(record.mod)) & 0xFFFFFFFF
+    return low + (high - low) * (h / 2**32)
+
+
+class _SyntheticLatencyRunner(PyRunner):
+    """A runner that *computes* latencies instead of measuring them. SYNTHETIC: not a measurement.
+
+    For benchmarking the host side of a GPU search (candidate generation, cost model, builds) on a
+    machine without the GPU. ``latency_fn`` receives the :class:`BuildRecord` that ``builder`` kept
+    for the artifact (``record.mod`` is the scheduled IRModule) and returns seconds; the result is
+    recorded as the candidate's run time. An artifact the builder does not know, a failing
+    ``latency_fn`` or a non-positive value becomes a run error.
+
+    Parameters
+    ----------
+    builder : CudaBuilder
+        The builder whose artifacts are run (it maps artifact paths to scheduled modules).
+    latency_fn : callable, optional
+        ``BuildRecord -> float`` seconds; default :func:`hash_latency`. E.g. an analytical model:
+        ``lambda rec: analyzer.analyze(rec.mod).seconds``.
+    forget : bool
+        Drop the builder's record once used (keeps memory flat in long runs).
+    """
+
+    def __init__(self, builder, latency_fn: Callable[[BuildRecord], float] | None = None, *,
+                 forget: bool = True) -> None:
+        if not hasattr(builder, "record"):
+            raise TypeError("SyntheticLatencyRunner needs the CudaBuilder that builds the artifacts")
+        self.builder = builder
+        self.latency_fn = latency_fn or hash_latency
+        self.forget = forget
+        self.calls = 0
+
+    def run(self, runner_inputs: list[RunnerInput]) -> list:
+        futures = []
+        for ri in runner_inputs:
+            path = str(ri.artifact_path)
+            rec = self.builder.pop_record(path) if self.forget else self.builder.record(path)
+            if rec is None:
+                res = RunnerResult(None, f"SyntheticLatencyRunner: no build record for {path} "
+                                         "(was it built by the CudaBuilder given to this runner?)")
+            else:
+                try:
+                    sec = float(self.latency_fn(rec))
+                    if not sec > 0:
+                        raise ValueError(f"latency must be positive, got {sec}")
+                    res = RunnerResult([sec], None)
+                except Exception as err:  # noqa: BLE001  (becomes a run error, as a failed measurement)
+                    res = RunnerResult(None, f"SyntheticLatencyRunner: latency_fn failed: {type(err).__name__}: {err}")
+            self.calls += 1
+            futures.append(_DoneFuture(res))
+        return futures
+
+
+#: The synthetic MetaSchedule runner (an FFI ``Runner``); see :class:`_SyntheticLatencyRunner`.
+SyntheticLatencyRunner = derived_object(_SyntheticLatencyRunner)

@@ -6,17 +6,11 @@ import logging
 from tvm import IRModule, tirx
 from tvm.s_tir import meta_schedule as ms
 
-from .cuda import (
-    TENSOR_CORE_SPACE,
-    CudaBuilder,
-    check_runner,
-    check_tensorizable,
-    tensor_core_space,
-)
+from .builders import CudaBuilder, WarmPoolBuilder
 from .resume import measured_count, open_database
-from .runners import make_runner
+from .runners import check_runner, make_runner
+from .tensor_core import TENSOR_CORE_SPACE, check_tensorizable, tensor_core_space
 from .workarounds import (
-    WarmPoolBuilder,
     keep_keyboard_interrupt,
     meta_schedule_logging,
     normalize_target,
@@ -57,7 +51,7 @@ def check_workload(mod) -> IRModule:
 
 
 def default_builder(target, *, max_workers: int | None = None):
-    """The builder :func:`tune_tir` uses when none is given: :class:`~pruner_ms.integration.cuda.CudaBuilder`
+    """The builder :func:`tune_tir` uses when none is given: :class:`~pruner_ms.integration.builders.CudaBuilder`
     (tvm.compile + nvcc) for CUDA targets, :class:`~pruner_ms.WarmPoolBuilder` otherwise."""
     if target.kind.name == "cuda":
         host = target.host if target.host is not None else target
@@ -96,12 +90,12 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
     Differences from calling ``ms.tune_tir`` directly: the target is checked (legacy strings get an
     error that shows the dict form), the workload must have something to tune, the budget must be
     positive, and the builder defaults to :class:`~pruner_ms.WarmPoolBuilder` (LLVM) or
-    :class:`~pruner_ms.integration.cuda.CudaBuilder` (CUDA). For a GPU target measured by the local
+    :class:`~pruner_ms.integration.builders.CudaBuilder` (CUDA). For a GPU target measured by the local
     runner (``runner`` not given, ``"local"`` or a ``LocalRunner``) on a machine without that GPU,
-    :class:`~pruner_ms.integration.cuda.NoGPUError` is raised before anything else.
+    :class:`~pruner_ms.integration.runners.NoGPUError` is raised before anything else.
     ``space="cuda-tensorcore"`` selects MetaSchedule's tensor-core rules, postprocs and mutators, and
     a workload none of whose sketches tensorizes raises
-    :class:`~pruner_ms.integration.cuda.NotTensorizableError`. ``runner`` also takes
+    :class:`~pruner_ms.integration.tensor_core.NotTensorizableError`. ``runner`` also takes
     ``"rpc://HOST:PORT/KEY"`` (TVM's RPC tracker, see :func:`~pruner_ms.integration.runners.make_runner`).
 
     With ``resume=True`` (default) the work_dir's database is checked first

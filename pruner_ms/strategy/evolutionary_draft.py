@@ -92,7 +92,9 @@ class EvolutionaryDraftSearch(PySearchStrategy):
         self.trials_sent = 0
         self.measured_valid = 0
         self.round = 0
-        self.handed_out: set[int] = set()
+        # never hand out a program the database holds (an earlier run's, failed ones included): the
+        # drafter is never told what was measured, and MetaSchedule's own check misses failed records
+        self.handed_out: set[int] = self._programs_in(database)
         # the drafter is never told of results, so its own budget never runs out: it stops when we do
         self.drafter.pre_tuning(2**30, self.drafts_per_pick * self.per_iter, design_spaces, database,
                                 self.analyzer_model)
@@ -128,6 +130,24 @@ class EvolutionaryDraftSearch(PySearchStrategy):
 
     def clone(self):
         return EvolutionaryDraftSearch(**self._params)
+
+    def _programs_in(self, database) -> set[int]:
+        """Structural hashes of this workload's programs in ``database`` as they were handed out (each
+        record's trace replayed with its postprocessors' instructions); a record whose trace no
+        longer applies is skipped."""
+        from ..integration.database import compiled_schedule
+        from ..integration.resume import workload_records
+
+        keys, stale = set(), 0
+        for rec in workload_records(database, self.context.mod):
+            try:
+                keys.add(int(tvm_ffi.structural_hash(compiled_schedule(self.context.mod, rec.trace).mod)))
+            except Exception:  # noqa: BLE001  (TVMError: a record of another version or shape)
+                stale += 1
+        if stale:
+            logger.warning("EvolutionaryDraftSearch: %d of %d records of %s in the database no longer replay; "
+                           "skipped", stale, stale + len(keys), self.context.task_name)
+        return keys
 
     def _model_weight(self) -> float:
         """The learned model's weight in the verify blend: 0 until a batch is measured."""

@@ -5,13 +5,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .population import Candidate, Population
+from .trace_replay import Candidate, TraceReplayer
 
 Fitness = Callable[[Sequence[Candidate]], np.ndarray]
 
 
 def evolve(
-    population: Population,
+    replayer: TraceReplayer,
     init: list[Candidate],
     fitness: Fitness,
     *,
@@ -43,9 +43,9 @@ def evolve(
             break
         weights = np.maximum(scores, 0.0)
         p = weights / weights.sum() if weights.sum() > 0 else None
-        parents = [current[i] for i in population.rng.choice(len(current), size=size, p=p)]
-        mutate = population.rng.random(size) < mutate_prob
-        mutated = population.mutate_many([c for c, m in zip(parents, mutate) if m])
+        parents = [current[i] for i in replayer.rng.choice(len(current), size=size, p=p)]
+        mutate = replayer.rng.random(size) < mutate_prob
+        mutated = replayer.mutate_many([c for c, m in zip(parents, mutate) if m])
         children = [c for c in mutated if c is not None] + [c for c, m in zip(parents, mutate) if not m]
         current = _dedup(children)
     ranked = sorted(seen.values(), key=lambda sc: -sc[0])

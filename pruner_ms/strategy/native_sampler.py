@@ -1,6 +1,6 @@
 """TVM's own random sampling of design spaces, driven from Python threads so that it overlaps the analyzer.
 
-A Python replay of a random sample (``Population.replay``) re-enters Python about ten times (schedule,
+A Python replay of a random sample (``TraceReplayer.replay``) re-enters Python about ten times (schedule,
 trace, each postproc, hash) and waits for the GIL each time while the analyzer, pure Python, holds it:
 measured on 2 cores, analysis and replay in two threads took as long as in sequence
 (``docs/results/draft_cost_s21``). MetaSchedule's ``EvolutionarySearch`` samples its initial population

@@ -19,7 +19,7 @@ from ..analysis import SymbolicAnalyzer, analyzer_for_target
 from ..integration.measured_latency import result_seconds
 from ..integration.workarounds import keep_keyboard_interrupt, python_object_of, shorten_xgb_warmup
 from .genetic import evolve
-from .population import Candidate, Population
+from .trace_replay import Candidate, TraceReplayer
 from .profile import RoundProfile
 from .trust import AnalyzerTrust
 
@@ -292,7 +292,7 @@ class PrunerSearch(PySearchStrategy):
             else:
                 shorten_xgb_warmup(model, self.xgb_warmup_samples)
         self.profile = RoundProfile()
-        self.population = Population(self.context, self._rng, num_threads=self.num_threads, profile=self.profile,
+        self.replayer = TraceReplayer(self.context, self._rng, num_threads=self.num_threads, profile=self.profile,
                                      native_sampling=self.native_sampling)
         self.trust = AnalyzerTrust()
         self.random_pool: list[Candidate] = []  # the last draft's random samples (exploration outside drafts)
@@ -336,8 +336,8 @@ class PrunerSearch(PySearchStrategy):
             self._draft_executor.shutdown(wait=True)
             self._draft_executor = None
         logger.info("PrunerSearch: %d measured rounds, %d candidate replays or mutations failed",
-                    self.round, self.population.failures)
-        self.population.close()
+                    self.round, self.replayer.failures)
+        self.replayer.close()
         self.drafts = []
         self._analyzer_cache = {}
 
@@ -428,7 +428,7 @@ class PrunerSearch(PySearchStrategy):
         records = workload_records(self.database, self.context.mod)
         valid = []
         for rec in records:
-            cand = self.population.replay(rec.trace)
+            cand = self.replayer.replay(rec.trace)
             if cand is not None:
                 self.measured.add(cand.key)
                 seconds = record_seconds(rec)
@@ -453,7 +453,7 @@ class PrunerSearch(PySearchStrategy):
         from ..integration.resume import workload_records
 
         records = sorted(workload_records(self.seed_database, self.context.mod), key=record_seconds)
-        seeds = [self.population.replay(rec.trace) for rec in records]
+        seeds = [self.replayer.replay(rec.trace) for rec in records]
         return [c for c in seeds if c is not None and c.key not in self.measured]
 
     def _measured_top_size(self) -> int:
@@ -534,13 +534,13 @@ class PrunerSearch(PySearchStrategy):
         n, prior = self.valid_measured, self.analyzer_prior_samples
         return (prior / (n + prior) if n + prior > 0 else 0.0) * self.trust_level
 
-    def _scoring_in_workers(self, needed: bool = True, *, population: Population | None = None,
+    def _scoring_in_workers(self, needed: bool = True, *, replayer: TraceReplayer | None = None,
                             profile: RoundProfile | None = None):
-        """A block in which fresh replays of ``population`` are analyzed by the worker that made them
+        """A block in which fresh replays of ``replayer`` are analyzed by the worker that made them
         (when the analyzer will score them anyway: it then overlaps TVM's replays instead of following them)."""
         if not needed:
             return contextlib.nullcontext()
-        return (population or self.population).scoring(functools.partial(self._analyze_in_worker,
+        return (replayer or self.replayer).scoring(functools.partial(self._analyze_in_worker,
                                                                           profile=profile or self.profile))
 
     def _draft_plan(self, round_: int) -> dict | None:
@@ -570,7 +570,7 @@ class PrunerSearch(PySearchStrategy):
         a genetic search when ``genetic`` and the analyzer is trusted enough."""
         self._drafted_round = self.round
         self.drafts, self.random_pool = self._draft_population(
-            self.population, self.profile, genetic=genetic, population=population, exclude=self.measured,
+            self.replayer, self.profile, genetic=genetic, population=population, exclude=self.measured,
             **self._draft_inputs())
 
     def _draft_inputs(self) -> dict:
@@ -586,9 +586,9 @@ class PrunerSearch(PySearchStrategy):
             return
         profile = RoundProfile()
         # its own generator (drawn from the search's), so the main thread's draws stay in a fixed order
-        population = self.population.view(np.random.default_rng(self._rng.integers(2**63)), profile)
+        replayer = self.replayer.view(np.random.default_rng(self._rng.integers(2**63)), profile)
         future = self._draft_executor.submit(
-            self._draft_population, population, profile, genetic=plan.get("genetic", True),
+            self._draft_population, replayer, profile, genetic=plan.get("genetic", True),
             population=plan.get("population"), exclude=frozenset(self.measured), **self._draft_inputs())
         self._pending_draft = (future, profile)
 
@@ -601,14 +601,14 @@ class PrunerSearch(PySearchStrategy):
             self.drafts, self.random_pool = future.result()
         self._background_profile = (profile.as_dict(), profile)
 
-    def _draft_population(self, pop: Population, profile: RoundProfile, *, genetic: bool,
+    def _draft_population(self, pop: TraceReplayer, profile: RoundProfile, *, genetic: bool,
                           population: list[Candidate] | None, known_best: list[Candidate], exclude,
                           trust: float) -> tuple[list[tuple[float, Candidate]], list[Candidate]]:
         """One draft with ``pop`` (its generator, timed into ``profile``): the drafts, best first, and
         the random samples they came from. It reads no state that the main thread changes meanwhile
         (``known_best``, ``exclude`` and ``trust`` are taken when it starts), so it may run in the
         background."""
-        with self._scoring_in_workers(population=pop, profile=profile):
+        with self._scoring_in_workers(replayer=pop, profile=profile):
             profile.count("drafted")
             if population is None:
                 init = pop.sample(self.design_spaces, max(1, round(self.random_share * self.population_size)))
@@ -658,7 +658,7 @@ class PrunerSearch(PySearchStrategy):
             use_bar = self.draft_bar and bar > 0
             with self._scoring_in_workers(use_bar or self._analyzer_weight() > 0):
                 verified = evolve(
-                    self.population, init, self._verify_scores,
+                    self.replayer, init, self._verify_scores,
                     iterations=self.verify_iters, keep=2 * n, mutate_prob=self.mutate_prob,
                     exclude=self.measured, offspring=len(init),
                     eligible=(lambda cands: self._analyzer_scores(cands) >= bar) if use_bar else None,
@@ -714,7 +714,7 @@ class PrunerSearch(PySearchStrategy):
         seen: dict[int, tuple[float, Candidate]] = {}
         for _ in range(self.local_steps):
             with self._scoring_in_workers(self._analyzer_weight() > 0):
-                kids = self.population.mutate_many([p for p in parents for _ in range(self.local_mutants)])
+                kids = self.replayer.mutate_many([p for p in parents for _ in range(self.local_mutants)])
             kids = [c for c in kids if c is not None and c.key not in self.measured and c.key not in seen]
             kids = list({c.key: c for c in kids}.values())
             if not kids:

@@ -5,21 +5,14 @@ scheduler classes are imported on first use.
 """
 from __future__ import annotations
 
-import importlib
+from ..lazy_exports import lazy_exports
 
 #: The task schedulers a name selects (``tune_model``, ``pruner-ms compile --task-scheduler``).
 TASK_SCHEDULERS = ("headroom", "gradient", "round-robin")
 
 _EXPORTS = {"HeadroomRule": ".headroom", "HeadroomScheduler": ".headroom", "TaskProgress": ".headroom"}
 __all__ = ["TASK_SCHEDULERS", "make_task_scheduler", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 def make_task_scheduler(kind="gradient"):

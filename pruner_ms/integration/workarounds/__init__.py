@@ -1,6 +1,5 @@
 """Every workaround for a TVM 0.27 rough edge, one module per rough edge, each with the reason:
 
-* :mod:`.builder`: :class:`WarmPoolBuilder`, :class:`WarmPopenPool`, :func:`fast_build` (a builder pool that survives batches);
 * :mod:`.targets`: :func:`normalize_target`, :class:`TargetError` (target strings removed from TVM);
 * :mod:`.meta_schedule_logging`: :func:`meta_schedule_logging` (unnamed log handlers crash ``tune_tir``);
 * :mod:`.cost_model_access`: :func:`python_object_of`, :func:`shorten_xgb_warmup` (XGBoost's random warm-up);
@@ -14,10 +13,9 @@ import the others (nor TVM, for :mod:`.torch_import`).
 """
 from __future__ import annotations
 
-import importlib
+from ...lazy_exports import lazy_exports
 
 _EXPORTS = {
-    "WarmPoolBuilder": ".builder", "WarmPopenPool": ".builder", "fast_build": ".builder",
     "python_object_of": ".cost_model_access", "shorten_xgb_warmup": ".cost_model_access",
     "WMMA_SMEM_WORKAROUND_CONFIG": ".cuda_binary", "is_wmma_smem_lowering_bug": ".cuda_binary",
     "compile_with_wmma_workaround": ".cuda_binary",
@@ -28,11 +26,4 @@ _EXPORTS = {
     "keep_keyboard_interrupt": ".keyboard_interrupt",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

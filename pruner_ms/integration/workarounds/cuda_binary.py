@@ -1,4 +1,4 @@
-"""CUDA (used by :class:`~pruner_ms.integration.cuda.CudaBuilder`):
+"""CUDA (used by :class:`~pruner_ms.integration.builders.CudaBuilder`):
 
 * wmma with fp32 accumulation through ``shared.dyn`` fails to lower for most tensor-core
   candidates: ``tvm_access_ptr element type must match the source buffer`` (lower_intrin.cc; a
@@ -18,7 +18,7 @@
   fresh process builds saved wmma candidates without it), so ``CudaBuilder`` never imports it.
 * With a GPU target and no GPU, MetaSchedule's ``LocalRunner`` records every candidate at 1e10 s
   and tuning "succeeds" with nothing measured: ``pruner_ms.tune_tir`` raises
-  :class:`~pruner_ms.integration.cuda.NoGPUError` first (:func:`~pruner_ms.integration.cuda.check_runner`).
+  :class:`~pruner_ms.integration.runners.NoGPUError` first (:func:`~pruner_ms.integration.runners.check_runner`).
 """
 from __future__ import annotations
 

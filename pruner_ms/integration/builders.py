@@ -1,14 +1,15 @@
-"""MetaSchedule CUDA tuning on a machine without a GPU: a builder, a GPU check, a synthetic runner.
+"""MetaSchedule builders: :class:`WarmPoolBuilder` (LLVM and any target MetaSchedule's ``LocalBuilder``
+builds) and :class:`CudaBuilder` (CUDA on a host without a GPU).
 
-* :class:`CudaBuilder` lowers each candidate with ``tvm.compile``, compiles its CUDA source with
-  nvcc for the target's arch, and exports an artifact whose CUDA module holds the fatbin instead of
-  the source (see :func:`~pruner_ms.integration.workarounds.pack_imports_with_device_binary`). It
-  works around TVM 0.27's wmma/``shared.dyn`` lowering bug and keeps build statistics.
-* :func:`gpu_available` and :func:`check_runner` make :func:`pruner_ms.tune_tir` fail at once with
-  :class:`NoGPUError` instead of filling the database with 1e10 s latencies.
-* :class:`SyntheticLatencyRunner` returns latencies computed by a function you supply from each
-  scheduled module: for benchmarking the host side of the search (candidate generation, cost model,
-  builds) where no GPU is available. Its numbers are *not* measurements.
+* :class:`WarmPoolBuilder` works around TVM 0.27's ``LocalBuilder``, which re-creates its worker pool
+  for every batch, each worker paying ``import tvm.s_tir.tensor_intrin`` (30-50 s on 2 cores) against
+  a 30 s timeout, so that every build times out: its workers live between batches
+  (:class:`WarmPopenPool`, which :class:`CudaBuilder` uses too) and build with :func:`fast_build`,
+  which skips that import for targets that need no tensor intrinsics.
+* :class:`CudaBuilder` lowers each candidate with ``tvm.compile``, compiles its CUDA source with nvcc
+  for the target's arch, and exports an artifact whose CUDA module holds the fatbin instead of the
+  source (see :func:`~pruner_ms.integration.workarounds.pack_imports_with_device_binary`). It works
+  around TVM 0.27's wmma/``shared.dyn`` lowering bug and keeps build statistics.
 
 What a GPU host needs to load a :class:`CudaBuilder` artifact (a ``.tar`` like ``LocalBuilder``'s:
 ``lib0.o`` with the host code and ``devc.o`` with the packed CUDA module): TVM with its CUDA runtime,
@@ -31,143 +32,137 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from typing import Literal
 
 from tvm.ir.utils import derived_object
-from tvm.s_tir.meta_schedule.builder import BuilderInput, BuilderResult, PyBuilder
-from tvm.s_tir.meta_schedule.runner import (
-    PyRunner,
-    PyRunnerFuture,
-    RunnerInput,
-    RunnerResult,
-)
+from tvm.s_tir.meta_schedule.builder import BuilderInput, BuilderResult, LocalBuilder, PyBuilder
 from tvm.target import Target
 
+from .measure_callbacks import short_error
 from .workarounds import (
     WMMA_SMEM_WORKAROUND_CONFIG,
-    WarmPopenPool,
     compile_with_wmma_workaround,
-    normalize_target,
     pack_imports_with_device_binary,
 )
 
 logger = logging.getLogger("pruner_ms")
 
 ARTIFACT_NAME = "tvm_tmp_mod.tar"  # the name LocalBuilder's default export uses
-_CPU_KINDS = ("llvm", "c")
 
 
-# -- GPU presence ---------------------------------------------------------------------------------
-class NoGPUError(RuntimeError):
-    """Tuning for a GPU target was asked to measure on this machine, which has no such GPU."""
-
-
-def gpu_available(target) -> bool:
-    """Whether the device of ``target`` is visible here (CPU targets: always ``True``).
-
-    Parameters
-    ----------
-    target : tvm.target.Target, dict or str
-        The tuning target, e.g. ``"nvidia/nvidia-a100"``.
-
-    Returns
-    -------
-    bool
-        ``tvm.device(kind, 0).exist``; ``False`` also when this TVM has no runtime for the kind
-        (e.g. its CUDA runtime library did not load because there is no driver).
-    """
+# -- a warm pool of worker processes ----------------------------------------------------------------
+def fast_build(mod, target, _params):
+    """MetaSchedule's default build minus the tensor-intrinsics import (not needed for LLVM)."""
     import tvm
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
 
-    kind = normalize_target(target).kind.name
-    if kind in _CPU_KINDS:
-        return True
-    try:
-        return bool(tvm.device(kind, 0).exist)
-    except Exception:  # noqa: BLE001  (no runtime for this device kind)
-        return False
+    if str(target.kind.name) != "llvm":
+        import tvm.s_tir.tensor_intrin
+    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
+    return tvm.tirx.build(mod, target=target)
 
 
-def _is_local_runner(runner) -> bool:
-    from tvm.s_tir.meta_schedule.runner import LocalRunner
+class WarmPopenPool:
+    """TVM's ``PopenPoolExecutor`` kept between batches and re-created every ``recycle_every`` of them.
 
-    return runner is None or (isinstance(runner, str) and runner == "local") or isinstance(runner, LocalRunner)
-
-
-def check_runner(target, runner=None) -> None:
-    """Raise :class:`NoGPUError` if ``runner`` would measure ``target`` locally without its GPU.
-
-    Parameters
-    ----------
-    target : tvm.target.Target, dict or str
-        The tuning target.
-    runner : Runner, str or None
-        What would be passed to ``ms.tune_tir(runner=...)``; ``None`` and ``"local"`` mean
-        MetaSchedule's ``LocalRunner``.
-
-    Raises
-    ------
-    NoGPUError
-        For a GPU target, a local runner and no visible device. MetaSchedule itself would record
-        every candidate with a latency of 1e10 s and the tuned schedule would be meaningless.
+    MetaSchedule's ``LocalBuilder`` starts fresh worker processes for every batch, to dodge a slow
+    memory growth of long-lived TVM workers; this pool pays that start-up (``import tvm``) once per
+    ``recycle_every`` batches instead. ``timeout_sec`` applies to each task from when a worker
+    starts it; a task that passes it gets its worker killed and restarted.
     """
-    target = normalize_target(target)
-    kind = target.kind.name
-    if kind in _CPU_KINDS or not _is_local_runner(runner) or gpu_available(target):
-        return
-    raise NoGPUError(
-        f"no {kind.upper()} GPU is visible on this machine (tvm.{kind}(0).exist is False), so the local "
-        "runner cannot measure any candidate: MetaSchedule would record every one with a latency of "
-        "1e10 s. Measure on a GPU host through an RPC tracker instead:\n"
-        "    # on the GPU host:  python -m tvm.exec.rpc_tracker --host 0.0.0.0 --port 9190\n"
-        "    #                   python -m tvm.exec.rpc_server --tracker <tracker-host>:9190 --key a100\n"
-        "    runner = ms.runner.RPCRunner(ms.runner.RPCConfig(tracker_host='<tracker-host>', tracker_port=9190,\n"
-        "                                                     tracker_key='a100'))\n"
-        "    pruner_ms.tune_tir(mod, target, work_dir, max_trials_global, runner=runner)\n"
-        "or, to benchmark only the host side of the search, pass "
-        "runner=pruner_ms.integration.cuda.SyntheticLatencyRunner(builder, latency_fn) (synthetic latencies, "
-        "not measurements)."
-    )
+
+    def __init__(self, *, max_workers: int | None = None, timeout_sec: float | None = None,
+                 recycle_every: int = 16, initializer=None) -> None:
+        if recycle_every < 1:
+            raise ValueError(f"recycle_every must be >= 1, not {recycle_every}")
+        self.max_workers = max_workers
+        self.timeout_sec = timeout_sec
+        self.recycle_every = recycle_every
+        self.initializer = initializer
+        self._pool = None
+        self._batches = 0
+
+    def for_batch(self):
+        """The pool for the next batch (a fresh one on first use and every ``recycle_every`` batches)."""
+        pool = self._current()
+        self._batches += 1
+        return pool
+
+    def run_once(self, fn, *args):
+        """``fn(*args)`` in a worker of the pool the next batch will use, not counted as a batch
+        (a start-up check that also starts a worker); returns its result or raises its error."""
+        return self._current().submit(fn, *args).result()
+
+    def _current(self):
+        from tvm.support.popen_pool import PopenPoolExecutor
+
+        if self._pool is None or self._batches >= self.recycle_every:
+            self.shutdown()
+            self._pool = PopenPoolExecutor(max_workers=self.max_workers, timeout=self.timeout_sec,
+                                           initializer=self.initializer)
+            self._batches = 0
+        return self._pool
+
+    def shutdown(self) -> None:
+        """Stop the workers now; the next :meth:`for_batch` starts new ones."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown()
 
 
-# -- tensor-core design space ------------------------------------------------------------------------
-TENSOR_CORE_SPACE = "cuda-tensorcore"
+class _WarmPoolBuilder(LocalBuilder._cls):  # type: ignore[name-defined]
+    """A ``LocalBuilder`` whose worker processes survive between batches.
 
-
-def tensor_core_space():
-    """MetaSchedule's tensor-core design space: the ``cuda-tensorcore`` rules, postprocs and mutators.
-
-    Imports ``tvm.s_tir.tensor_intrin`` (30-50 s once per process), without which the rules fail with
-    "TensorIntrin 'wmma_fill_16x16x16_f32' is not registered".
+    The stock builder re-creates its pool for every batch (worker start-up plus ``import tvm`` each
+    time) to dodge a slow memory leak in long-lived workers; this one recycles the pool every
+    ``recycle_every`` batches instead. A candidate that fails or times out becomes a build error.
     """
-    import tvm.s_tir.tensor_intrin  # noqa: F401
-    from tvm.s_tir.meta_schedule.space_generator import PostOrderApply
 
-    return PostOrderApply(sch_rules=TENSOR_CORE_SPACE, postprocs=TENSOR_CORE_SPACE, mutator_probs=TENSOR_CORE_SPACE)
+    def __init__(self, *, max_workers: int | None = None, timeout_sec: float = 60.0, recycle_every: int = 16,
+                 f_build=fast_build, f_export=None, initializer=None) -> None:
+        self.recycle_every = recycle_every
+        super().__init__(max_workers=max_workers, timeout_sec=timeout_sec, f_build=f_build,
+                         f_export=f_export, initializer=initializer)
 
-
-class NotTensorizableError(ValueError):
-    """A tensor-core design space was asked for a workload MetaSchedule cannot map onto tensor cores."""
-
-
-def check_tensorizable(mod, target) -> None:
-    """Raise :class:`NotTensorizableError` unless some sketch of ``mod`` uses tensor-core intrinsics.
-
-    Otherwise MetaSchedule silently tunes CUDA-core (SIMT) sketches from the same space, and the user
-    believes tensor cores were tuned.
-    """
-    from tvm.s_tir import meta_schedule as ms
-
-    target = normalize_target(target)
-    ctx = ms.TuneContext(mod, target=target, space_generator=tensor_core_space(), num_threads=1)
-    spaces = ctx.generate_design_space()
-    if not any("meta_schedule.auto_tensorize" in str(s.trace) for s in spaces):
-        raise NotTensorizableError(
-            "the workload cannot use tensor cores: none of the cuda-tensorcore sketches MetaSchedule builds "
-            f"for it ({len(spaces)}) tensorizes (the wmma/mma intrinsics need a matmul-like block with fp16, "
-            "bf16 or int8 inputs). Cast the inputs (e.g. float16 with float32 accumulation), or tune it on "
-            "the plain CUDA space (space='post-order-apply', the default)."
+    def _sanity_check(self) -> None:
+        # Same check as LocalBuilder's, but in the pool the first batch will reuse.
+        from tvm.s_tir.meta_schedule.builder.local_builder import (
+            get_global_func_with_default_on_worker,
         )
+
+        self._workers = WarmPopenPool(max_workers=self.max_workers, timeout_sec=self.timeout_sec,
+                                      recycle_every=self.recycle_every, initializer=self.initializer)
+        self._workers.run_once(get_global_func_with_default_on_worker, self.f_build, None)
+
+    def build(self, build_inputs):
+        from tvm.s_tir.meta_schedule.builder.local_builder import (
+            _serialize_params,
+            _worker_func,
+        )
+        from tvm.support.popen_pool import StatusKind
+
+        pool = self._workers.for_batch()
+        args = [(self.f_build, self.f_export, bi.mod, bi.target, _serialize_params(bi.params)) for bi in build_inputs]
+        results = []
+        for res in pool.map_with_error_catching(lambda x: _worker_func(*x), args):
+            if res.status == StatusKind.COMPLETE:
+                results.append(BuilderResult(res.value, None))
+            elif res.status == StatusKind.TIMEOUT:
+                results.append(BuilderResult(None, f"WarmPoolBuilder: timeout after {self.timeout_sec} s"))
+            else:
+                results.append(BuilderResult(None, f"WarmPoolBuilder: build failed\n{res.value}"))
+        return results
+
+    def __del__(self):
+        if getattr(self, "_workers", None) is not None:
+            try:
+                self._workers.shutdown()
+            except Exception:  # noqa: BLE001  (interpreter shutdown)
+                pass
+
+
+# LocalBuilder._cls is the undecorated class; decorating the subclass makes it an FFI Builder again.
+WarmPoolBuilder = derived_object(_WarmPoolBuilder)
 
 
 # -- builds ---------------------------------------------------------------------------------------
@@ -211,15 +206,6 @@ class BuildRecord:
     binary_path: str | None = None
 
 
-def failure_reason(error: str) -> str:
-    """A short, countable reason from a build error message (its ``Check failed`` line if any)."""
-    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
-    for ln in lines:
-        if "Check failed" in ln or "Error:" in ln or "error:" in ln:
-            return ln[:200]
-    return lines[-1][:200] if lines else "unknown error"
-
-
 @dataclasses.dataclass
 class BuildStats:
     """Counts and times over all builds of one :class:`CudaBuilder`.
@@ -231,7 +217,7 @@ class BuildStats:
     ok_default, ok_workaround : int
         Built without / only with (or always with) the wmma workaround config.
     failed : int
-        Not built; ``failures`` counts them by :func:`failure_reason`.
+        Not built; ``failures`` counts them by their telling line (:func:`~pruner_ms.integration.measure_callbacks.short_error`).
     """
 
     built: int = 0
@@ -267,7 +253,7 @@ class BuildStats:
             self.ok_workaround += 1
         else:
             self.failed += 1
-            self.failures[failure_reason(rec.error or "")] += 1
+            self.failures[short_error(rec.error or "", 200)] += 1
         self.compile_sec += rec.compile_sec
         self.nvcc_sec += rec.nvcc_sec
         self.export_sec += rec.export_sec
@@ -543,135 +529,3 @@ def _remove_late_artifact(fut: concurrent.futures.Future, *, workdir: str) -> No
 
 #: The MetaSchedule builder (an FFI ``Builder``); see :class:`_CudaBuilder` for the parameters.
 CudaBuilder = derived_object(_CudaBuilder)
-
-
-# -- synthetic runner -----------------------------------------------------------------------------
-@derived_object
-class _DoneFuture(PyRunnerFuture):
-    def __init__(self, result: RunnerResult) -> None:
-        self._result = result
-
-    def done(self) -> bool:
-        return True
-
-    def result(self) -> RunnerResult:
-        return self._result
-
-
-def hash_latency(record: BuildRecord, *, low: float = 1e-4, high: float = 1e-3) -> float:
-    """A deterministic pseudo-latency in ``[low, high)`` s from the scheduled module's structural hash.
-
-    Stable across runs and processes, and unrelated to real performance: it only gives the search
-    distinct, repeatable numbers to rank.
-    """
-    import tvm_ffi
-
-    h = int(tvm_ffi.structural_hash(record.mod)) & 0xFFFFFFFF
-    return low + (high - low) * (h / 2**32)
-
-
-class _SyntheticLatencyRunner(PyRunner):
-    """A runner that *computes* latencies instead of measuring them. SYNTHETIC: not a measurement.
-
-    For benchmarking the host side of a GPU search (candidate generation, cost model, builds) on a
-    machine without the GPU. ``latency_fn`` receives the :class:`BuildRecord` that ``builder`` kept
-    for the artifact (``record.mod`` is the scheduled IRModule) and returns seconds; the result is
-    recorded as the candidate's run time. An artifact the builder does not know, a failing
-    ``latency_fn`` or a non-positive value becomes a run error.
-
-    Parameters
-    ----------
-    builder : CudaBuilder
-        The builder whose artifacts are run (it maps artifact paths to scheduled modules).
-    latency_fn : callable, optional
-        ``BuildRecord -> float`` seconds; default :func:`hash_latency`. E.g. an analytical model:
-        ``lambda rec: analyzer.analyze(rec.mod).seconds``.
-    forget : bool
-        Drop the builder's record once used (keeps memory flat in long runs).
-    """
-
-    def __init__(self, builder, latency_fn: Callable[[BuildRecord], float] | None = None, *,
-                 forget: bool = True) -> None:
-        if not hasattr(builder, "record"):
-            raise TypeError("SyntheticLatencyRunner needs the CudaBuilder that builds the artifacts")
-        self.builder = builder
-        self.latency_fn = latency_fn or hash_latency
-        self.forget = forget
-        self.calls = 0
-
-    def run(self, runner_inputs: list[RunnerInput]) -> list:
-        futures = []
-        for ri in runner_inputs:
-            path = str(ri.artifact_path)
-            rec = self.builder.pop_record(path) if self.forget else self.builder.record(path)
-            if rec is None:
-                res = RunnerResult(None, f"SyntheticLatencyRunner: no build record for {path} "
-                                         "(was it built by the CudaBuilder given to this runner?)")
-            else:
-                try:
-                    sec = float(self.latency_fn(rec))
-                    if not sec > 0:
-                        raise ValueError(f"latency must be positive, got {sec}")
-                    res = RunnerResult([sec], None)
-                except Exception as err:  # noqa: BLE001  (becomes a run error, as a failed measurement)
-                    res = RunnerResult(None, f"SyntheticLatencyRunner: latency_fn failed: {type(err).__name__}: {err}")
-            self.calls += 1
-            futures.append(_DoneFuture(res))
-        return futures
-
-
-#: The synthetic MetaSchedule runner (an FFI ``Runner``); see :class:`_SyntheticLatencyRunner`.
-SyntheticLatencyRunner = derived_object(_SyntheticLatencyRunner)
-
-
-# -- candidates -----------------------------------------------------------------------------------
-def sample_candidates(mod, target, n: int, *, space: str = "cuda-tensorcore", seed: int = 0,
-                      population_size: int = 64, genetic_num_iters: int = 1) -> list:
-    """Sample ``n`` concrete candidates of a MetaSchedule design space (random cost model).
-
-    Imports ``tvm.s_tir.tensor_intrin`` (30-50 s once per process), which the ``cuda-tensorcore``
-    rules need to exist.
-
-    Parameters
-    ----------
-    mod : tvm.IRModule or tvm.tirx.PrimFunc
-        The workload.
-    target : tvm.target.Target, dict or str
-        A CUDA target with a host, e.g. ``Target("nvidia/nvidia-a100", host={"kind": "llvm", "num-cores": 2})``.
-    n : int
-        Candidates wanted (fewer only if the design space has too few distinct ones).
-    space : str
-        Rule/postproc/mutator set of ``PostOrderApply`` (``"cuda-tensorcore"``, ``"cuda"``, ...).
-    seed : int
-        Random state of the tune context.
-    population_size, genetic_num_iters : int
-        ``EvolutionarySearch`` settings; small keeps sampling to seconds.
-
-    Returns
-    -------
-    list of MeasureCandidate
-        ``cand.sch.mod`` is the scheduled module to build.
-    """
-    import tvm
-    import tvm.s_tir.tensor_intrin  # registers the intrinsics the cuda-tensorcore rules name
-    from tvm.s_tir import meta_schedule as ms
-
-    if isinstance(mod, tvm.tirx.PrimFunc):
-        mod = tvm.IRModule({"main": mod})
-    target = normalize_target(target)
-    cores = int(target.host.attrs.get("num-cores", 0) or 0) if target.host is not None else 0
-    ask = n + max(2, n // 8)  # a batch can come back a candidate or two short (duplicates dropped)
-    ctx = ms.TuneContext(
-        mod, target=target,
-        space_generator=ms.space_generator.PostOrderApply(sch_rules=space, postprocs=space, mutator_probs=space),
-        search_strategy=ms.search_strategy.EvolutionarySearch(
-            population_size=max(population_size, ask), init_min_unmeasured=ask,
-            genetic_num_iters=genetic_num_iters),
-        num_threads=cores or os.cpu_count() or 1,
-        rand_state=seed,
-    )
-    spaces = ctx.generate_design_space()
-    ctx.pre_tuning(ask, ask, spaces, ms.database.MemoryDatabase(), ms.cost_model.RandomModel())
-    cands = ctx.generate_measure_candidates() or []
-    ctx.post_tuning()
-    return list(cands)[:n]

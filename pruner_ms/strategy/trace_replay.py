@@ -54,8 +54,9 @@ class _Counter:
             self.value += n
 
 
-class Population:
-    """Replays traces into postprocessed schedules for one tuning context."""
+class TraceReplayer:
+    """Turns traces into postprocessed candidate programs for one tuning context: random samples of the
+    design spaces, mutations, and replays of given traces (a failure is counted and dropped)."""
 
     def __init__(self, context, rng: np.random.Generator, *, num_threads: int = 1,
                  profile: RoundProfile | None = None, native_sampling: bool = True) -> None:
@@ -68,7 +69,7 @@ class Population:
         self.mutators = list(probs.keys())
         p = np.array([float(v) for v in probs.values()], dtype=np.float64)
         self.mutator_p = p / p.sum() if p.sum() > 0 else p
-        self._failures = _Counter()  # shared with this population's views
+        self._failures = _Counter()  # shared with this replayer's views
         self.num_threads = max(1, num_threads)
         # called on every valid replay in the worker thread that made it (see ``scoring``)
         self._on_replay: Callable[[Candidate], None] | None = None
@@ -80,11 +81,11 @@ class Population:
 
     @property
     def failures(self) -> int:
-        """Replays and mutations that failed, over this population and its views."""
+        """Replays and mutations that failed, over this replayer and its views."""
         return self._failures.value
 
-    def view(self, rng: np.random.Generator, profile: RoundProfile | None) -> Population:
-        """This population drawing from ``rng`` and timing into ``profile``, for a search running in
+    def view(self, rng: np.random.Generator, profile: RoundProfile | None) -> TraceReplayer:
+        """This replayer drawing from ``rng`` and timing into ``profile``, for a search running in
         another thread: same context, mutators and replay threads, its own ``scoring`` hook; failures
         count in both. Closing is left to the original."""
         other = copy.copy(self)

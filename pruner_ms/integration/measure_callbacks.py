@@ -1,23 +1,19 @@
-"""Hooks for benchmark runs: stop a search when its time is up, keep every measured program.
+"""MetaSchedule measure callbacks.
 
-* :class:`StopWhen` wraps any search strategy and ends the tuning run (MetaSchedule stops when a
-  strategy hands back no candidates) once a condition holds, e.g. a wall-clock budget: the batch in
-  flight is measured and recorded as usual, so the run's database and curve stay consistent.
-* :class:`ProgramLog` is a measure callback that keeps, for every measured candidate in order, its
-  scheduled module, latency and build/run error, so that other numbers (the analyzer's estimate)
-  can be put next to the measured latency after the run, outside its timed part.
+:class:`ProgramLog` keeps, for every measured candidate in order, its scheduled module, latency and
+build/run error, so that other numbers (the analyzer's estimate) can be put next to the measured
+latency after the run, outside its timed part. :func:`short_error` is the telling line of a build or
+run error, as the logs and :class:`~pruner_ms.integration.builders.BuildStats` count them.
 """
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 
 from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
-from ..integration.measured_latency import result_seconds
-from ..strategy.forwarding import ForwardingStrategy
+from .measured_latency import result_seconds
 
 
 def short_error(msg: str | None, limit: int = 300) -> str | None:
@@ -29,43 +25,6 @@ def short_error(msg: str | None, limit: int = 300) -> str | None:
         if "Check failed" in ln or "Error" in ln or "error:" in ln or "Timeout" in ln:
             return ln[:limit]
     return lines[-1][:limit] if lines else "unknown error"
-
-
-@derived_object
-class StopWhen(ForwardingStrategy):
-    """Wrap a search strategy; hand back no candidates (which ends the run) once ``stop()`` is true.
-
-    Parameters
-    ----------
-    inner : SearchStrategy
-        The strategy that searches.
-    stop : callable
-        Called before each round; ``True`` ends the run.
-
-    Attributes
-    ----------
-    stopped : bool
-        Whether ``stop`` ended the run (rather than the trial budget). MetaSchedule tunes a clone of
-        the strategy it is given; clones share this flag with the original.
-    """
-
-    def __init__(self, inner, stop: Callable[[], bool], _state: dict | None = None) -> None:
-        super().__init__(inner)
-        self.stop = stop
-        self._state = _state if _state is not None else {"stopped": False}
-
-    @property
-    def stopped(self) -> bool:
-        return self._state["stopped"]
-
-    def generate_measure_candidates(self):
-        if self.stop():
-            self._state["stopped"] = True
-            return None
-        return self.inner.generate_measure_candidates()
-
-    def clone(self):
-        return StopWhen(self.inner_clone(), self.stop, self._state)
 
 
 @derived_object
