@@ -115,9 +115,8 @@ def load_tvmscript(path: str):
 def cmd_tune(a) -> int:
     from .bench.compare import check_against_numpy, make_strategy
     from .integration.resume import measured_count, open_database
-    from .integration.runners import check_runner
     from .integration.reuse import check_reuse_sources
-    from .integration.runners import make_runner
+    from .integration.runners import check_runner, make_runner
     from .integration.timeline import Timeline, TimelineCallback
     from .integration.tune import check_workload, task_modules, tune_tir
 

@@ -97,6 +97,18 @@ GATHER_CYCLES_PER_LANE = 1.0
 # counting the merge ranked the dense layers' slow programs first (:func:`_gather_share`).
 HOIST_MAX_LANES = 400
 
+# A core's hardware prefetchers follow a limited number of sequential streams (``prefetch_streams``
+# of the CPU's family file). A nest that reads more contiguous runs side by side than that -- e.g. a
+# batch-1 dense layer whose outer reduction loop steps 192 weight rows along together -- has more of
+# its lines fetched on demand, at a fraction of the bandwidth. Its traffic from beyond the last cache
+# level is charged ``sqrt(runs / prefetch_streams)`` times, at most PREFETCH_MAX_PENALTY times. On
+# AMD Zen 3 (thirty-first session, docs/results/prefetch_streams_s31): 768 GEMV programs of a tuning
+# benchmark are 0.56-0.67 ms (median) with 8-48 weight rows read side by side and 1.1-1.4 ms with
+# more (where the analyzer had most of both at 0.549 ms: the same 9.4 MB of traffic); hand-made
+# pairs that differ in nothing else measure 1.1-1.2x (48 rows against 16) to 1.3-1.6x (192), hence
+# the square root (ranks as well as the linear price: Spearman 0.63 against 0.64).
+PREFETCH_MAX_PENALTY = 2.0
+
 
 # A vectorized loop wider than one register whose lane count is not a power of two (12, 24 or 48 fp32
 # lanes on AVX2, 20-56 on AVX-512; even multiples of the register width) is split by LLVM's type
@@ -481,6 +493,13 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         lines = sum(kept) if kept else np.zeros(n + 1)
         traffic[name] = _traffic(lines, loops, usable) if kept else 0.0
         t_mem[name] = traffic[name] / bandwidth
+    # streams beyond what the prefetchers follow (see PREFETCH_MAX_PENALTY): reads only, the runs of
+    # each read that its outer loop continues side by side
+    runs = sum(a.concurrent_runs(loops, line_bytes=line, window_bytes=spec.l1d_bytes)
+               for a in accesses if not a.is_write)
+    prefetch_penalty = min(PREFETCH_MAX_PENALTY, math.sqrt(max(1.0, runs / spec.prefetch_streams)))
+    if t_mem.get("l3"):
+        t_mem["l3"] *= prefetch_penalty
     # address translation: a nest that sweeps more pages than the second-level TLB holds between
     # reuses takes a page walk per page (a batch-1 dense layer whose reduction loop is outside a sweep
     # over all 9 MB of weights: 5-19x slower than the same program with the rows swept inside)
@@ -518,6 +537,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         "bytes_from_dram": traffic["l3"],
         "compute_s": t_compute,
         **{f"{k}_miss_s": t for k, t in t_mem.items()},
+        "concurrent_runs": runs,
+        "prefetch_penalty": prefetch_penalty,
         "page_walks": walks,
         "stlb_lookups": lookups,
         "tlb_s": t_tlb,

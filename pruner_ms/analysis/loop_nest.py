@@ -138,6 +138,32 @@ class Access:
             lines[i] = min(math.prod(row[:k]) * _lines_per_run(run, g, line_bytes) * line_bytes, caps[i])
         return np.maximum(lines, ext.prod(axis=1) * size)
 
+    def concurrent_runs(self, loops, *, line_bytes: int, window_bytes: float) -> float:
+        """How many separate contiguous runs this access advances side by side: the runs of the box
+        swept inside the outermost non-parallel loop that moves it along its last (contiguous)
+        dimension, when that loop's next step continues each run where it ended (a weight read row
+        by row along k, k split in two and 192 rows swept inside the outer k loop: 192 runs; with 16
+        rows: 16). 1 for an access that no such loop moves, whose runs it does not continue (a
+        stride-2 window read: its runs overlap or leave gaps), or whose runs one step of that loop
+        visits over more than ``window_bytes`` of lines (each visit then comes long after the last:
+        the prefetchers meet each run as a new stream)."""
+        nd, n = self.spans.shape
+        if not nd:
+            return 1.0
+        movers = [j for j in range(n) if self.strides[nd - 1, j] != 0 and loops[j].kind != "parallel"]
+        if not movers:
+            return 1.0
+        c = movers[0]
+        ext = self._extents()[c + 1]
+        if abs(self.strides[nd - 1, c]) != ext[nd - 1]:  # its next step does not continue the runs
+            return 1.0
+        if self.line_footprints(line_bytes)[c + 1] > window_bytes:
+            return 1.0
+        k = nd - 1
+        while k > 0 and ext[k] >= self.shape[k]:
+            k -= 1
+        return float(max(1.0, math.prod(ext[:k])))
+
     def page_footprints(self, page_bytes: int, line_bytes: int) -> np.ndarray:
         """Bytes of the memory pages touched while loops ``i..`` sweep, for every ``i`` in ``0..n``.
 

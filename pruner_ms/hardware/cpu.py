@@ -50,6 +50,7 @@ _FAMILY_FIELDS = (
     "simd_bits", "simd_bits_per_fma_unit", "fma_units", "fma_latency_cycles", "vector_registers", "load_ports",
     "frequency_ghz", "cache_line_bytes", "l1_bytes_per_cycle", "l2_bytes_per_cycle", "l3_bytes_per_cycle",
     "parallel_launch_us", "reorder_buffer_uops", "stlb_entries", "page_walk_cycles", "dtlb_entries", "stlb_hit_cycles",
+    "prefetch_streams",
 )
 
 
@@ -86,6 +87,7 @@ class CPUSpec:
     page_walk_cycles: float  # throughput cost of one second-level TLB miss
     dtlb_entries: int  # first-level data TLB entries (4 KiB pages)
     stlb_hit_cycles: float  # cost of a first-level DTLB miss that hits the second-level TLB
+    prefetch_streams: int  # sequential streams one core's hardware prefetchers follow at once
     #: L3 bandwidth of all ``cores`` together when it is less than ``l3_bytes_per_cycle`` x cores
     #: (measured: :mod:`pruner_ms.hardware.calibration`); None: per-core figure x cores
     l3_gb_per_s: float | None = None

@@ -88,10 +88,11 @@ class WarmPopenPool:
         self._batches += 1
         return pool
 
-    def run_once(self, fn, *args):
-        """``fn(*args)`` in a worker of the pool the next batch will use, not counted as a batch
-        (a start-up check that also starts a worker); returns its result or raises its error."""
-        return self._current().submit(fn, *args).result()
+    def start(self, fn, *args):
+        """``fn(*args)`` in a worker of the pool the next batch will use, not counted as a batch (a
+        start-up check that also starts a worker); returns its future at once, so the worker starts
+        (``import tvm``, seconds) while the caller goes on."""
+        return self._current().submit(fn, *args)
 
     def _current(self):
         from tvm.support.popen_pool import PopenPoolExecutor
@@ -132,7 +133,8 @@ class _WarmPoolBuilder(LocalBuilder._cls):  # type: ignore[name-defined]
 
         self._workers = WarmPopenPool(max_workers=self.max_workers, timeout_sec=self.timeout_sec,
                                       recycle_every=self.recycle_every, initializer=self.initializer)
-        self._workers.run_once(get_global_func_with_default_on_worker, self.f_build, None)
+        # checked at the first build: the worker starts while the search drafts the first batch
+        self._startup_check = self._workers.start(get_global_func_with_default_on_worker, self.f_build, None)
 
     def build(self, build_inputs):
         from tvm.s_tir.meta_schedule.builder.local_builder import (
@@ -141,6 +143,9 @@ class _WarmPoolBuilder(LocalBuilder._cls):  # type: ignore[name-defined]
         )
         from tvm.support.popen_pool import StatusKind
 
+        if self._startup_check is not None:  # raises what LocalBuilder's sanity check would have
+            check, self._startup_check = self._startup_check, None
+            check.result()
         pool = self._workers.for_batch()
         args = [(self.f_build, self.f_export, bi.mod, bi.target, _serialize_params(bi.params)) for bi in build_inputs]
         results = []
