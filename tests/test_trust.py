@@ -84,9 +84,12 @@ def test_backward_analyzer_loses_trust_and_search_still_matches_default(tmp_path
 
     wl = gemm(128, 128, 128)
     dbs = {}
-    # two seeds each, order alternating: one 64-trial run's outcome varies by 30 % or more between
+    # three seeds each, order alternating: one 64-trial run's outcome varies by 30 % or more between
     # identical invocations (the learned model trains on noisy latencies), so one pair decides nothing
-    for seed, names in ((0, ("default", "pruner-backward")), (1, ("pruner-backward", "default"))):
+    # (with two seeds a fresh-clone CI on Zen 3 once saw 1.16x: 1.19 and 0.89 per seed)
+    seeds = (0, 1, 2)
+    for seed in seeds:
+        names = ("default", "pruner-backward") if seed % 2 == 0 else ("pruner-backward", "default")
         for name in names:
             if name == "default":
                 strategy = ms.search_strategy.EvolutionarySearch()
@@ -99,7 +102,7 @@ def test_backward_analyzer_loses_trust_and_search_still_matches_default(tmp_path
                 cost_model=ms.cost_model.XGBModel(num_tuning_cores=2, num_warmup_samples=100 if name == "default" else 0),
                 num_tuning_cores=2, seed=seed)
     best = _remeasure_best(dbs, wl, target)
-    mean = {name: float(np.mean([best[(name, s)] for s in (0, 1)])) for name in ("default", "pruner-backward")}
+    mean = {name: float(np.mean([best[(name, s)] for s in seeds])) for name in ("default", "pruner-backward")}
     assert mean["pruner-backward"] <= 1.10 * mean["default"], best
 
 

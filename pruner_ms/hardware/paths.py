@@ -1,14 +1,14 @@
 """Where the hardware figures and suites (``configs/``) are found, and how a user overrides them.
 
 The shipped files are the repository's ``configs/`` in a source checkout, and package data
-(``pruner_ms/configs``, read through :mod:`importlib.resources`) in a wheel. A user adds or replaces files without touching them: ``$PRUNER_MS_CONFIGS``
+(``pruner_ms/configs``, found through the import system) in a wheel. A user adds or replaces files without touching them: ``$PRUNER_MS_CONFIGS``
 names one or more folders (separated by ``os.pathsep``) laid out the same way (``cpu/``, ``gpu/``,
 ``suites/``); a file there replaces the shipped file of the same name, a new name adds one, and
 everything else keeps coming from the shipped copy. The first folder listed wins.
 """
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
 import os
 from pathlib import Path
 
@@ -25,15 +25,24 @@ def configs_dir() -> Path:
     an editable install), else the package data of an installed ``pruner_ms`` (a wheel)."""
     if (_SOURCE_CHECKOUT / "cpu").is_dir():  # first: a worktree on PYTHONPATH reads its own configs
         return _SOURCE_CHECKOUT
-    try:
-        shipped = Path(str(importlib.resources.files("pruner_ms.configs")))
-    except ModuleNotFoundError:
-        shipped = None
+    shipped = _package_data_dir()
     if shipped is not None and (shipped / "cpu").is_dir():
         return shipped
     raise FileNotFoundError(
         f"pruner_ms's shipped hardware configs are missing (looked in {_SOURCE_CHECKOUT} and the package data "
         "pruner_ms/configs): reinstall pruner_ms (`pip install .` or a wheel ships them)")
+
+
+def _package_data_dir() -> Path | None:
+    """Where the installed package's ``pruner_ms.configs`` lies: a data-only (namespace) package, so
+    its location comes from the import system (``importlib.resources.files`` gives a multiplexed
+    path for such a package in Python 3.10-3.11, not a folder)."""
+    try:
+        spec = importlib.util.find_spec("pruner_ms.configs")
+    except ModuleNotFoundError:  # a source tree on PYTHONPATH: pruner_ms.configs is not a package there
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
 
 
 def user_configs_dirs() -> list[Path]:
