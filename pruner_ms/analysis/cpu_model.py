@@ -105,8 +105,9 @@ HOIST_MAX_LANES = 400
 # AMD Zen 3 (thirty-first session, docs/results/prefetch_streams_s31): 768 GEMV programs of a tuning
 # benchmark are 0.56-0.67 ms (median) with 8-48 weight rows read side by side and 1.1-1.4 ms with
 # more (where the analyzer had most of both at 0.549 ms: the same 9.4 MB of traffic); hand-made
-# pairs that differ in nothing else measure 1.1-1.2x (48 rows against 16) to 1.3-1.6x (192), hence
-# the square root (ranks as well as the linear price: Spearman 0.63 against 0.64).
+# pairs that differ in nothing else measure 1.0-1.7x (48 rows against 16, noisy) to 1.3-1.6x (192),
+# hence the square root (it ranked those programs as well as a linear price did before the L1
+# window was added: Spearman 0.63 against 0.64).
 PREFETCH_MAX_PENALTY = 2.0
 
 
@@ -495,8 +496,8 @@ def estimate_nest(nest: LeafNest, spec: CPUSpec, *, program_bytes: float = math.
         t_mem[name] = traffic[name] / bandwidth
     # streams beyond what the prefetchers follow (see PREFETCH_MAX_PENALTY): reads only, the runs of
     # each read that its outer loop continues side by side
-    runs = sum(a.concurrent_runs(loops, line_bytes=line, window_bytes=spec.l1d_bytes)
-               for a in accesses if not a.is_write)
+    runs = sum(a.concurrent_runs(loops, fp, window_bytes=spec.l1d_bytes)
+               for a, fp in zip(accesses, per_access) if not a.is_write)
     prefetch_penalty = min(PREFETCH_MAX_PENALTY, math.sqrt(max(1.0, runs / spec.prefetch_streams)))
     if t_mem.get("l3"):
         t_mem["l3"] *= prefetch_penalty

@@ -138,7 +138,7 @@ class Access:
             lines[i] = min(math.prod(row[:k]) * _lines_per_run(run, g, line_bytes) * line_bytes, caps[i])
         return np.maximum(lines, ext.prod(axis=1) * size)
 
-    def concurrent_runs(self, loops, *, line_bytes: int, window_bytes: float) -> float:
+    def concurrent_runs(self, loops, footprints: np.ndarray, *, window_bytes: float) -> float:
         """How many separate contiguous runs this access advances side by side: the runs of the box
         swept inside the outermost non-parallel loop that moves it along its last (contiguous)
         dimension, when that loop's next step continues each run where it ended (a weight read row
@@ -146,7 +146,8 @@ class Access:
         rows: 16). 1 for an access that no such loop moves, whose runs it does not continue (a
         stride-2 window read: its runs overlap or leave gaps), or whose runs one step of that loop
         visits over more than ``window_bytes`` of lines (each visit then comes long after the last:
-        the prefetchers meet each run as a new stream)."""
+        the prefetchers meet each run as a new stream). ``footprints``: this access's
+        :meth:`line_footprints`, which the caller has already computed."""
         nd, n = self.spans.shape
         if not nd:
             return 1.0
@@ -157,7 +158,7 @@ class Access:
         ext = self._extents()[c + 1]
         if abs(self.strides[nd - 1, c]) != ext[nd - 1]:  # its next step does not continue the runs
             return 1.0
-        if self.line_footprints(line_bytes)[c + 1] > window_bytes:
+        if footprints[c + 1] > window_bytes:
             return 1.0
         k = nd - 1
         while k > 0 and ext[k] >= self.shape[k]:
