@@ -14,7 +14,7 @@ _EXPORTS = {
     "CPUSpec": ".hardware", "host_cpu_spec": ".hardware", "load_cpu_spec": ".hardware",
     "WorkloadError": ".integration.tune", "tune_tir": ".integration.tune",
     "TargetError": ".integration.workarounds", "WarmPoolBuilder": ".integration.builders",
-    "CudaBuilder": ".integration.builders",
+    "CudaBuilder": ".integration.builders", "BackgroundStartLocalRunner": ".integration.runners",
     "normalize_target": ".integration.workarounds", "PrunerSearch": ".strategy",
     "EvolutionaryDraftSearch": ".strategy",
 }

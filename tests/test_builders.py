@@ -30,3 +30,17 @@ def test_a_builder_that_cannot_start_says_so_at_its_first_build(gemm64, target):
     builder = WarmPoolBuilder(max_workers=1, f_build="pruner_ms.no_such_build_function")
     with pytest.raises(Exception, match="no_such_build_function"):
         builder.build(_inputs(gemm64, target, 1))
+
+
+def test_every_worker_starts_ahead_of_the_first_batch():
+    """A worker left to start at the first batch makes that batch wait for its ``import tvm``."""
+    import os
+
+    from pruner_ms.integration.builders import WarmPopenPool
+
+    pool = WarmPopenPool(max_workers=2)
+    try:
+        pids = {f.result() for f in pool.start(os.getpid)}
+    finally:
+        pool.shutdown()
+    assert len(pids) == 2 and os.getpid() not in pids, pids

@@ -287,3 +287,17 @@ def test_scores_made_in_replay_workers_equal_one_at_a_time_estimates(target, hos
     for mc in picks:
         key = int(tvm_ffi.structural_hash(mc.sch.mod))
         assert inner._analyzer_cache[key] == 1.0 / max(alone.estimate_seconds(mc.sch.mod), 1e-12)
+
+
+@pytest.mark.parametrize("max_trials, per_trial, analyzed", [(8, 16, 256), (40, 16, 512), (8, None, 512)])
+def test_a_small_budget_drafts_a_smaller_population(target, max_trials, per_trial, analyzed):
+    """``population_per_trial``: 8 trials do not analyze the whole population (at least 256 programs)."""
+    strategy = PrunerSearch(population_size=512, draft_size=32, population_per_trial=per_trial)
+    context = ms.TuneContext(mod=tvm.IRModule({"main": gemm(64, 64, 64).func}), target=target,
+                             space_generator="post-order-apply", search_strategy=strategy, task_name="budget",
+                             rand_state=0, num_threads=2)
+    context.pre_tuning(max_trials=max_trials, num_trials_per_iter=8, design_spaces=context.generate_design_space(),
+                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
+    assert len(context.generate_measure_candidates()) == 8
+    profile = strategy._inst.last_round_profile
+    assert analyzed - 8 <= profile["analyzer_evaluations"] <= analyzed, profile  # a few samples may fail

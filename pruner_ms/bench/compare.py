@@ -149,6 +149,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
 
     from ..hardware import host_cpu_spec
     from ..integration.timeline import TimedStrategy, Timeline, TimelineCallback
+    from ..integration.runners import start_runner
     from ..integration.tune import default_builder
     from ..integration.workarounds import meta_schedule_logging, tensor_intrinsics_for
 
@@ -169,7 +170,7 @@ def run_one(workload, strategy: str, *, trials: int, seed: int, trials_per_iter:
     with meta_schedule_logging(logging.WARNING if progress else None), tensor_intrinsics_for(target):
         db = ms.tune_tir(
             workload.func, target, work_dir, max_trials_global=trials, num_trials_per_iter=trials_per_iter,
-            builder=builder, runner=runner, space=space, cost_model=cost_model,
+            builder=builder, runner=start_runner(runner), space=space, cost_model=cost_model,
             strategy=TimedStrategy(strat, timeline), measure_callbacks=callbacks, seed=seed,
             num_tuning_cores=cores,
         )

@@ -156,7 +156,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
     from .runners import check_runner
     from .measured_latency import record_seconds
     from .resume import measured_count, open_database, open_drafts
-    from .runners import make_runner
+    from .runners import make_runner, start_runner
     from .tune import default_builder, verify_cost_model
     from .workarounds import keep_keyboard_interrupt, meta_schedule_logging, normalize_target, tensor_intrinsics_for
 
@@ -204,7 +204,7 @@ def tune_model(mod, params, target, work_dir: str, *, max_trials_global: int, ma
                     tasks=contexts, task_weights=weights, work_dir=work_dir, max_trials_global=remaining,
                     max_trials_per_task=per_task, num_trials_per_iter=num_trials_per_iter,
                     builder=builder,
-                    runner=runner, database=database, cost_model=cost_model,
+                    runner=start_runner(runner), database=database, cost_model=cost_model,
                     measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
                 )
     reports = []
@@ -252,7 +252,7 @@ def draft_model(mod, params, target, *, seed: int | None = None, population_size
     reports = []
     with tensor_intrinsics_for(target):
         for task, rand_state in zip(tasks, fork_seed(seed, n=len(tasks))):
-            strategy = PrunerSearch(population_size=population_size)
+            strategy = PrunerSearch(population_size=population_size, population_per_trial=None)  # nothing measured: the whole population
             ctx = ms.TuneContext(mod=task.dispatched[0], target=task.target, space_generator="post-order-apply",
                                  search_strategy=strategy, task_name=task.task_name, rand_state=rand_state,
                                  num_threads=threads)

@@ -8,7 +8,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from .builders import CudaBuilder, WarmPoolBuilder
 from .resume import measured_count, open_database
-from .runners import check_runner, make_runner
+from .runners import check_runner, make_runner, start_runner
 from .tensor_core import TENSOR_CORE_SPACE, check_tensorizable, tensor_core_space
 from .workarounds import (
     keep_keyboard_interrupt,
@@ -159,5 +159,5 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, strategy=Non
         return ms.tune_tir(
             mod, target, work_dir, max_trials_global, num_trials_per_iter=num_trials_per_iter,
             strategy=strategy, cost_model=cost_model,
-            builder=builder, runner=runner, **kwargs,
+            builder=builder, runner=start_runner(runner), **kwargs,
         )

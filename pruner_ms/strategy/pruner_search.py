@@ -35,6 +35,8 @@ CPU_DEFAULTS = {**PAPER_DEFAULTS, "draft_iters": 1}
 # CUDA spaces: replays cost ~10x more and ~90 % of random tensor-core samples are invalid, so a draft
 # grows a smaller population mostly by mutation (measured in scripts/tc_host_time.py).
 CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "random_share": 0.25}
+# Smallest draft population when a small budget scales it down (``population_per_trial``).
+SMALLEST_DRAFT_POPULATION = 256
 # The paper's verify stage, for the ``pruner-paper`` ablation: the learned model alone ranks drafts,
 # measured programs and one generation of their mutations; no local search, no analyzer blend, no
 # draft bar, no trust adaptation; its cold start (the genetic search drafts the first batch) and its
@@ -42,7 +44,8 @@ CUDA_DEFAULTS = {"population_size": 256, "draft_size": 64, "draft_iters": 1, "ra
 PAPER_VERIFY = {"local_parents": 0, "analyzer_prior_samples": 0, "draft_bar": False, "adaptive_trust": False,
                 "cold_ranked": False,  # the paper drafts the first batch with the genetic search
                 "draft_every": 2,  # the paper's redraft period (ours: 4)
-                "draft_iters": 2}  # the paper's genetic iterations per draft (ours on CPUs: 1)
+                "draft_iters": 2,  # the paper's genetic iterations per draft (ours on CPUs: 1)
+                "population_per_trial": None}  # the paper drafts its whole population whatever the budget
 
 
 # Below this trust the analyzer no longer drives a genetic search: its drafts are the sampled
@@ -91,6 +94,12 @@ class PrunerSearch(PySearchStrategy):
     population_size : int, optional
         Programs per draft population, also the GA population (paper and CPU default: 1536; CUDA
         default: 256, see ``random_share``).
+    population_per_trial : int or None
+        A budget of ``max_trials`` trials drafts from at most ``population_per_trial * max_trials``
+        programs per draft (at least 256), so a tiny budget does not analyze 1,536 programs to measure
+        8 (``pruner-ms tune --trials 8`` spent 5-7 of its 16-20 s drafting, thirty-second session).
+        Default 32: budgets of 48 trials and more draft the full ``population_size``. ``None``: always
+        ``population_size`` (the paper).
     draft_size : int, optional
         Drafts kept after the analyzer-driven search (paper and CPU default: 512; CUDA default: 64).
     draft_every : int
@@ -206,6 +215,7 @@ class PrunerSearch(PySearchStrategy):
         self,
         *,
         population_size: int | None = None,
+        population_per_trial: int | None = 32,
         draft_size: int | None = None,
         draft_every: int = 4,
         draft_iters: int | None = None,
@@ -233,7 +243,7 @@ class PrunerSearch(PySearchStrategy):
     ) -> None:
         self._params = {k: v for k, v in locals().items() if k != "self"}  # for clone()
         for name, value in (("population_size", population_size), ("draft_size", draft_size),
-                            ("draft_every", draft_every)):
+                            ("draft_every", draft_every), ("population_per_trial", population_per_trial)):
             if value is not None and value < 1:
                 raise ValueError(f"PrunerSearch: {name} must be >= 1, got {value}")
         if not all(0.0 <= x <= 1.0 for x in (eps_greedy, mutate_prob, local_share, cold_random_share)):
@@ -279,6 +289,8 @@ class PrunerSearch(PySearchStrategy):
                              "returned none); check the context's space_generator")
         self.max_trials = int(max_trials)
         self.num_trials_per_iter = int(num_trials_per_iter)
+        self.draft_population = self.population_size if self.population_per_trial is None else min(
+            self.population_size, max(SMALLEST_DRAFT_POPULATION, self.population_per_trial * self.max_trials))
         self.design_spaces = list(design_spaces)
         self.database = database
         self.cost_model = cost_model
@@ -611,24 +623,24 @@ class PrunerSearch(PySearchStrategy):
         with self._scoring_in_workers(replayer=pop, profile=profile):
             profile.count("drafted")
             if population is None:
-                init = pop.sample(self.design_spaces, max(1, round(self.random_share * self.population_size)))
+                init = pop.sample(self.design_spaces, max(1, round(self.random_share * self.draft_population)))
                 random_pool = list(init)
             else:
                 init = [c for c in population if c.key not in exclude]
                 random_pool = list(population)
-            if len(init) < self.population_size:  # grow by mutating the best programs known
+            if len(init) < self.draft_population:  # grow by mutating the best programs known
                 seeds = init + known_best
                 if seeds:
                     scores = np.maximum(self._analyzer_scores(seeds, profile), 0.0)
                     p = scores / scores.sum() if scores.sum() > 0 else None
-                    parents = [seeds[i] for i in pop.rng.choice(len(seeds), size=self.population_size - len(init), p=p)]
+                    parents = [seeds[i] for i in pop.rng.choice(len(seeds), size=self.draft_population - len(init), p=p)]
                     init += [c for c in pop.mutate_many(parents) if c is not None]
             iterations = self.draft_iters if genetic and trust >= GA_MIN_TRUST else 0
             profile.count("draft_ga_iterations", iterations)
             drafts = evolve(
                 pop, init, functools.partial(self._analyzer_scores, profile=profile),
                 iterations=iterations, keep=self.draft_size, mutate_prob=self.mutate_prob,
-                exclude=exclude, offspring=self.population_size,
+                exclude=exclude, offspring=self.draft_population,
             )
         return drafts, random_pool
 
