@@ -290,17 +290,27 @@ def test_a_padding_condition_that_always_holds_costs_nothing(analyzer, target, h
     assert secs[True] < 1.5 * secs[False], secs  # the analyzer agrees
 
 
-def _measure(wl, sch, target, *, number: int = 3) -> float:
-    """Median seconds of the scheduled workload on this CPU, its output checked against numpy."""
+def _timed(wl, sch, target, *, number: int = 3):
+    """The scheduled workload compiled for this CPU and timed once, its output checked against numpy:
+    ``(median seconds, a call that times it again)``."""
+    import functools
+
     import numpy as np
     import tvm
 
     args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
     out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
     ex = tvm.compile(sch.mod, target=target)
-    seconds = ex.mod.time_evaluator("main", tvm.cpu(), number=number, repeat=3, min_repeat_ms=20)(*args, out).median
+    timer = functools.partial(ex.mod.time_evaluator("main", tvm.cpu(), number=number, repeat=3, min_repeat_ms=20),
+                              *args, out)
+    seconds = timer().median
     np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
-    return seconds
+    return seconds, timer
+
+
+def _measure(wl, sch, target, *, number: int = 3) -> float:
+    """Median seconds of the scheduled workload on this CPU, its output checked against numpy."""
+    return _timed(wl, sch, target, number=number)[0]
 
 
 def _measure_alternately(programs: dict, target, *, rounds: int = 5) -> dict:
@@ -309,22 +319,11 @@ def _measure_alternately(programs: dict, target, *, rounds: int = 5) -> dict:
     bandwidth-bound program equally slow for a while (seen on Zen 3, thirty-second session: a pair that
     measured 0.47 against 0.56 ms ran 0.90 against 0.91 ms minutes earlier); taking turns and keeping
     each program's best compares the two in the same quiet moments."""
-    import numpy as np
-    import tvm
-
-    timers = {}
-    for name, (wl, sch) in programs.items():
-        args = [tvm.runtime.tensor(a) for a in wl.make_inputs(np.random.default_rng(0))]
-        out = tvm.runtime.empty(wl.output_shape, wl.output_dtype)
-        ex = tvm.compile(sch.mod, target=target)
-        timer = ex.mod.time_evaluator("main", tvm.cpu(), number=3, repeat=3, min_repeat_ms=20)
-        timer(*args, out)
-        np.testing.assert_allclose(out.numpy(), wl.reference(*[a.numpy() for a in args]), rtol=1e-4, atol=1e-3)
-        timers[name] = (timer, args, out)
+    timers = {name: _timed(wl, sch, target)[1] for name, (wl, sch) in programs.items()}
     best = {name: float("inf") for name in programs}
     for _ in range(rounds):
-        for name, (timer, args, out) in timers.items():
-            best[name] = min(best[name], timer(*args, out).median)
+        for name, timer in timers.items():
+            best[name] = min(best[name], timer().median)
     return best
 
 

@@ -75,7 +75,7 @@ def make_runner(spec=None, *, session_timeout_sec: int = 60, max_workers: int | 
     RunnerSpecError
         For a malformed specification, an unreachable tracker, or a key with no server.
     """
-    if spec is None or (isinstance(spec, str) and spec == "local"):
+    if _names_local_runner(spec):
         return "local"
     if not isinstance(spec, str):
         return spec
@@ -133,11 +133,15 @@ def gpu_available(target) -> bool:
         return False
 
 
+def _names_local_runner(runner) -> bool:
+    """``None`` or ``"local"``: MetaSchedule's ``LocalRunner``, named rather than made."""
+    return runner is None or (isinstance(runner, str) and runner == "local")
+
+
 def _is_local_runner(runner) -> bool:
     from tvm.s_tir.meta_schedule.runner import LocalRunner
 
-    return (runner is None or (isinstance(runner, str) and runner == "local")
-            or isinstance(runner, (LocalRunner, BackgroundStartLocalRunner)))
+    return _names_local_runner(runner) or isinstance(runner, (LocalRunner, BackgroundStartLocalRunner))
 
 
 def _check_runner_functions(f_alloc_argument, f_run_evaluator, f_cleanup) -> None:
@@ -292,4 +296,4 @@ def start_runner(runner):
     """The runner to hand MetaSchedule for ``runner`` as :func:`make_runner` returns it: ``"local"``
     becomes a :class:`BackgroundStartLocalRunner` (its worker starts now, in the background); any
     other runner is returned as is."""
-    return BackgroundStartLocalRunner() if _is_local_runner(runner) and isinstance(runner, (str, type(None))) else runner
+    return BackgroundStartLocalRunner() if _names_local_runner(runner) else runner
