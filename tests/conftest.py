@@ -21,6 +21,17 @@ def calibration_cache(tmp_path_factory):
         yield path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def tensor_intrinsics():
+    """All of TVM's tensor intrinsics, imported once (4-9 s) under the workaround for TVMScript's slow
+    stack inspection: tests that call MetaSchedule's own ``tune_tir``/``TuneContext`` (whose first use
+    imports them) or sample tensor-core programs would otherwise pay 33-50 s for it, once a session.
+    ``pruner_ms``'s CPU-only registration is tested in a fresh interpreter (test_tensor_intrinsics)."""
+    from pruner_ms.integration.workarounds import import_all_tensor_intrinsics
+
+    import_all_tensor_intrinsics()
+
+
 @pytest.fixture(scope="session")
 def host_spec():
     from pruner_ms.hardware import host_cpu_spec

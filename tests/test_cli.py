@@ -124,8 +124,9 @@ def test_tune_show_compare_round_trip(tmp_path, capsys):
 def test_bench_writes_json_markdown_and_curves(tmp_path, capsys):
     suite = write_mini_suite(tmp_path, trials=8, trials_per_iter=4, size=32)
     out_dir = tmp_path / "out"
+    # the re-measurement protocol's defaults are test_bench_protocol's; here the smallest one
     code, out, _ = _run(capsys, "bench", "--suite", str(suite), "--strategies", "pruner,default", "--seeds", "0",
-                        "--out", str(out_dir), "--no-progress")
+                        "--out", str(out_dir), "--no-progress", "--remeasure-processes", "2", "--remeasure-passes", "1")
     assert code == 0, out
     result = json.loads((out_dir / "suite.json").read_text())
     assert {r["strategy"] for r in result["runs"]} == {"pruner", "default"}

@@ -1,7 +1,7 @@
 """CUDA tensor-core builds without a GPU: CudaBuilder (real tvm.compile + nvcc), NoGPUError, a synthetic tune.
 
-The ``import tvm.s_tir.tensor_intrin`` that sampling tensor-core candidates needs (~40 s on 2 cores)
-is paid once, by the module-scoped ``tc_candidates`` fixture.
+Sampling tensor-core candidates (the module-scoped ``tc_candidates`` fixture, once) needs TVM's
+tensor intrinsics, which conftest imports (4-9 s under the stack-inspection workaround).
 """
 from __future__ import annotations
 

@@ -38,3 +38,34 @@ SCRIPT = textwrap.dedent("""
 def test_a_cpu_target_registers_only_the_cpu_intrinsics_and_restores_the_package():
     run = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout[-2000:] + run.stderr[-3000:]
+
+
+def test_quick_stack_inspection_answers_as_the_scan_does_and_leaves_the_cache_as_it_was(tmp_path, monkeypatch):
+    """Frames of the import machinery have no source file: inside the block ``inspect.getmodule`` answers
+    them from its cache (no module), as its scan of ``sys.modules`` does outside it."""
+    import importlib
+    import inspect
+
+    from pruner_ms.integration.workarounds import quick_stack_inspection
+
+    # a module that, like a tensor-intrinsic module, inspects the stack while it is imported
+    (tmp_path / "stack_at_import.py").write_text(
+        "import inspect\nSTACK = [(f.filename, getattr(inspect.getmodule(f.frame, f.filename), '__name__', None))\n"
+        "         for f in inspect.stack()]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def stack_at_import():
+        sys.modules.pop("stack_at_import", None)
+        return importlib.import_module("stack_at_import").STACK
+
+    before = dict(inspect.modulesbyfile)
+    with quick_stack_inspection():
+        assert "<frozen importlib._bootstrap>" in inspect.modulesbyfile
+        quick = stack_at_import()
+    assert not any(name.startswith("<") and name not in before for name in inspect.modulesbyfile), \
+        "the block's entries outlived it"
+    scanned = stack_at_import()
+    assert [f for f, _ in quick] == [f for f, _ in scanned]
+    assert any(f.startswith("<frozen importlib") for f, _ in quick), "no import-machinery frame on the stack"
+    assert [m for _, m in quick] == [m for _, m in scanned]
+    sys.modules.pop("stack_at_import", None)

@@ -418,7 +418,10 @@ def main(argv=None) -> int:
     import tempfile
 
     import tvm
-    import tvm.s_tir.tensor_intrin  # noqa: F401  (registers the wmma intrinsics the space needs)
+
+    from ..integration.workarounds import import_all_tensor_intrinsics
+
+    import_all_tensor_intrinsics()  # registers the wmma intrinsics the space needs
     from tvm.s_tir import meta_schedule as ms
 
     from ..hardware import host_cpu_spec, load_gpu_spec

@@ -128,11 +128,10 @@ def _run_child(spec_path: str, out_path: str) -> None:
     import subprocess
     import sys
 
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root, env.get("PYTHONPATH"))))
-    done = subprocess.run([sys.executable, "-m", "pruner_ms.bench.remeasure", spec_path, out_path], env=env,
-                          capture_output=True, text=True, check=False)
+    from ..child_environment import child_environment
+
+    done = subprocess.run([sys.executable, "-m", "pruner_ms.bench.remeasure", spec_path, out_path],
+                          env=child_environment(), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"re-measurement process failed (exit {done.returncode}): "
                            f"{(done.stderr or done.stdout).strip()[-2000:]}")
@@ -195,4 +194,7 @@ def reach(steps: list[tuple[float, int, float]], latency: float) -> tuple[float 
 if __name__ == "__main__":
     import sys
 
+    from ..integration.workarounds.torch_import import import_tvm_without_torch
+
+    import_tvm_without_torch()  # a deployed program's process has no torch (and it saves 2-3 s per process)
     measure_in_child(*sys.argv[1:])

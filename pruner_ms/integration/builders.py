@@ -5,7 +5,8 @@ builds) and :class:`CudaBuilder` (CUDA on a host without a GPU).
   for every batch, each worker paying ``import tvm.s_tir.tensor_intrin`` (30-50 s on 2 cores) against
   a 30 s timeout, so that every build times out: its workers live between batches
   (:class:`WarmPopenPool`, which :class:`CudaBuilder` uses too) and build with :func:`fast_build`,
-  which skips that import for targets that need no tensor intrinsics.
+  which skips that import for targets that need no tensor intrinsics (and makes it 4-9 s for the
+  others: :func:`~pruner_ms.integration.workarounds.import_all_tensor_intrinsics`).
 * :class:`CudaBuilder` lowers each candidate with ``tvm.compile``, compiles its CUDA source with nvcc
   for the target's arch, and exports an artifact whose CUDA module holds the fatbin instead of the
   source (see :func:`~pruner_ms.integration.workarounds.pack_imports_with_device_binary`). It works
@@ -57,13 +58,17 @@ def fast_build(mod, target, _params):
     from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
 
     if str(target.kind.name) != "llvm":
-        import tvm.s_tir.tensor_intrin
+        from .workarounds import import_all_tensor_intrinsics
+
+        import_all_tensor_intrinsics()
     mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
     return tvm.tirx.build(mod, target=target)
 
 
 class WarmPopenPool:
-    """TVM's ``PopenPoolExecutor`` kept between batches and re-created every ``recycle_every`` of them.
+    """TVM's ``PopenPoolExecutor`` kept between batches and re-created every ``recycle_every`` of them,
+    its workers importing TVM without torch
+    (:class:`~.workarounds.torch_free_workers.TorchFreePopenPoolExecutor`).
 
     MetaSchedule's ``LocalBuilder`` starts fresh worker processes for every batch, to dodge a slow
     memory growth of long-lived TVM workers; this pool pays that start-up (``import tvm``) once per
@@ -98,12 +103,12 @@ class WarmPopenPool:
         return [pool.submit(fn, *args) for _ in range(self.max_workers or os.cpu_count() or 1)]
 
     def _current(self):
-        from tvm.support.popen_pool import PopenPoolExecutor
+        from .workarounds.torch_free_workers import TorchFreePopenPoolExecutor
 
         if self._pool is None or self._batches >= self.recycle_every:
             self.shutdown()
-            self._pool = PopenPoolExecutor(max_workers=self.max_workers, timeout=self.timeout_sec,
-                                           initializer=self.initializer)
+            self._pool = TorchFreePopenPoolExecutor(max_workers=self.max_workers, timeout=self.timeout_sec,
+                                                    initializer=self.initializer)
             self._batches = 0
         return self._pool
 

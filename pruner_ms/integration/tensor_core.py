@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from .workarounds import normalize_target
+from .workarounds import import_all_tensor_intrinsics, normalize_target
 
 
 # -- tensor-core design space ------------------------------------------------------------------------
@@ -15,10 +15,10 @@ TENSOR_CORE_SPACE = "cuda-tensorcore"
 def tensor_core_space():
     """MetaSchedule's tensor-core design space: the ``cuda-tensorcore`` rules, postprocs and mutators.
 
-    Imports ``tvm.s_tir.tensor_intrin`` (30-50 s once per process), without which the rules fail with
-    "TensorIntrin 'wmma_fill_16x16x16_f32' is not registered".
+    Imports ``tvm.s_tir.tensor_intrin`` (4-9 s once per process, :func:`import_all_tensor_intrinsics`),
+    without which the rules fail with "TensorIntrin 'wmma_fill_16x16x16_f32' is not registered".
     """
-    import tvm.s_tir.tensor_intrin  # noqa: F401
+    import_all_tensor_intrinsics()
     from tvm.s_tir.meta_schedule.space_generator import PostOrderApply
 
     return PostOrderApply(sch_rules=TENSOR_CORE_SPACE, postprocs=TENSOR_CORE_SPACE, mutator_probs=TENSOR_CORE_SPACE)
@@ -77,7 +77,8 @@ def sample_candidates(mod, target, n: int, *, space: str = "cuda-tensorcore", se
         ``cand.sch.mod`` is the scheduled module to build.
     """
     import tvm
-    import tvm.s_tir.tensor_intrin  # registers the intrinsics the cuda-tensorcore rules name
+
+    import_all_tensor_intrinsics()  # registers the intrinsics the cuda-tensorcore rules name
     from tvm.s_tir import meta_schedule as ms
 
     if isinstance(mod, tvm.tirx.PrimFunc):

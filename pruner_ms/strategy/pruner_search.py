@@ -184,6 +184,11 @@ class PrunerSearch(PySearchStrategy):
         Programs of this workload already in the database (an earlier run in the same work_dir)
         count against ``max_trials``, so a re-run only measures what is missing. False measures a
         full ``max_trials`` more (the database still seeds the search and is never re-measured).
+        Under MetaSchedule's own ``tune_tir``/``tune_relax``/``tune_tasks`` the task scheduler's
+        ``max_trials_global`` counts only the trials of the current call, while ``max_trials`` here is
+        the task's ``max_trials_per_task``: a re-run measures what each task is missing of its
+        per-task budget and ends when every task has it, which can be before ``max_trials_global``
+        (``pruner_ms.tune_model`` counts the records against the global budget too).
     seed_database : Database, optional
         Programs to measure first: this workload's records there (best first by their ``run_secs``)
         head the first batch, before any draft; nothing in it counts as measured or against the

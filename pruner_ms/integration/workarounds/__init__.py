@@ -4,7 +4,9 @@
 * :mod:`.meta_schedule_logging`: :func:`meta_schedule_logging` (unnamed log handlers crash ``tune_tir``);
 * :mod:`.cost_model_access`: :func:`python_object_of`, :func:`shorten_xgb_warmup` (XGBoost's random warm-up);
 * :mod:`.cuda_binary`: the wmma ``shared.dyn`` lowering bug and embedding nvcc's binary in an artifact;
-* :mod:`.tensor_intrinsics`: :func:`tensor_intrinsics_for` (a CPU run need not parse CUDA's intrinsics);
+* :mod:`.tensor_intrinsics`: :func:`tensor_intrinsics_for` (a CPU run need not parse CUDA's intrinsics),
+  :func:`import_all_tensor_intrinsics`;
+* :mod:`.stack_inspection`: :func:`quick_stack_inspection` (TVMScript's ``inspect.stack()`` scans every module);
 * :mod:`.torch_import`: :func:`import_tvm_without_torch` (``import tvm`` imports torch);
 * :mod:`.keyboard_interrupt`: :func:`keep_keyboard_interrupt` (Ctrl-C in a callback C++ calls becomes a ``RuntimeError``).
 
@@ -22,8 +24,8 @@ _EXPORTS = {
     "pack_imports_with_device_binary": ".cuda_binary", "replace_cuda_payload": ".cuda_binary",
     "meta_schedule_logging": ".meta_schedule_logging",
     "TargetError": ".targets", "legacy_target_to_dict": ".targets", "normalize_target": ".targets",
-    "tensor_intrinsics_for": ".tensor_intrinsics", "import_tvm_without_torch": ".torch_import",
-    "keep_keyboard_interrupt": ".keyboard_interrupt",
+    "tensor_intrinsics_for": ".tensor_intrinsics", "import_all_tensor_intrinsics": ".tensor_intrinsics", "import_tvm_without_torch": ".torch_import",
+    "keep_keyboard_interrupt": ".keyboard_interrupt", "quick_stack_inspection": ".stack_inspection",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -25,3 +25,12 @@ def import_tvm_without_torch() -> bool:
         if "torch" in sys.modules and sys.modules["torch"] is None:
             del sys.modules["torch"]
     return True
+
+
+if __name__ == "__main__":
+    # a worker of a TorchFreePopenPoolExecutor (.torch_free_workers): TVM's worker loop, TVM imported
+    # without torch first
+    import_tvm_without_torch()
+    from tvm.exec.popen_worker import main
+
+    main()
