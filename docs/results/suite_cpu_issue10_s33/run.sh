@@ -10,3 +10,7 @@ for wl in gemm-512x512x512 dense-128x768x768 conv2d-1x128x28x28-f128-k3 bmm-12x1
   [ -e /tmp/bench33/STOP ] && break
 done
 echo "== done $(date -u +%T)"
+# after the session's CI, 02:57-03:12 UTC: the stride-2 conv2d, same worktree, same --out
+(cd /tmp/s33/head && PYTHONPATH=/tmp/s33/head PRUNER_MS_CACHE_DIR=/tmp/bench33/cache /work/main/.venv/bin/python \
+   -m pruner_ms.cli bench --suite cpu --workloads conv2d-1x64x56x56-f128-k3s2 --strategies pruner,default --seeds 0,1,2 \
+   --trials 128 --trials-per-iter 32 --no-models --no-progress --out /tmp/bench33/suite_cpu_issue10_s33)
