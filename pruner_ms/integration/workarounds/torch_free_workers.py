@@ -19,9 +19,10 @@ import threading
 from tvm.support.popen_pool import PopenPoolExecutor, PopenWorker
 
 from ...child_environment import child_environment
+from . import torch_import
 
 #: the module a torch-free worker runs (as ``__main__``): it imports no TVM before hiding torch
-WORKER_MODULE = "pruner_ms.integration.workarounds.torch_import"
+WORKER_MODULE = torch_import.__name__
 
 
 class _TorchFreePopenWorker(PopenWorker):
